@@ -1,0 +1,52 @@
+"""Load ``params.yaml`` (the DVC parameters file) with defaults for every key."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DEFAULTS: dict[str, Any] = {
+    "corpus": {
+        "path": "alias/corpus/embedded",
+        "descriptions": "alias/corpus/embedded/descriptions.json",
+        "library": [],
+        "max_expected_runtime_s": 60,
+    },
+    "tla": {
+        "jar": "",
+        "java": "java",
+        "timeout_s": 300,
+        "memory_mb": 2048,
+        "workers": 1,
+        "parallel": 2,
+    },
+    "rename": {"seed": 20261129},
+    "report": {"out": "reports"},
+}
+
+
+def _merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in (over or {}).items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def load_params(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """Return the parameters in ``path`` merged over :data:`DEFAULTS`.
+
+    A missing file gives the defaults. Raises ``ValueError`` if the file is not a mapping.
+    """
+    p = Path(path)
+    if not p.exists():
+        return copy.deepcopy(DEFAULTS)
+    data = yaml.safe_load(p.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: expected a YAML mapping at top level")
+    return _merge(DEFAULTS, data)
