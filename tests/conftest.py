@@ -1,0 +1,36 @@
+"""Shared fixtures: the real corpus (skipped when absent) and a TLA+ tool config."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session")
+def corpus_root() -> Path:
+    """``../shared/corpus/tlaplus-examples`` next to the repo; skips when absent."""
+    root = _SHARED / "tlaplus-examples"
+    if not root.is_dir():
+        pytest.skip(f"corpus not found at {root}")
+    return root
+
+
+@pytest.fixture(scope="session")
+def deps_dirs() -> tuple[str, ...]:
+    """Library module dirs (Community Modules, TLAPS) that exist, as strings."""
+    dirs = [_SHARED / "deps" / "community-modules", _SHARED / "deps" / "tlaps-library"]
+    return tuple(str(d) for d in dirs if d.is_dir())
+
+
+@pytest.fixture(scope="session")
+def tool_config():
+    """A ToolConfig for the default jar with a short time limit (60 s)."""
+    from alias.tla.tools import ToolConfig, find_jar
+
+    try:
+        jar = find_jar(None)
+    except FileNotFoundError as e:  # pragma: no cover - depends on the machine
+        pytest.skip(str(e))
+    return ToolConfig(jar=jar, timeout_s=60, memory_mb=512)
