@@ -56,3 +56,98 @@ def test_tokenize_corpus_lossless(corpus_root):
     for f in files:
         text = f.read_text()
         assert "".join(t.text for t in tokenize(text)) == text, f
+
+
+# --------------------------------------------------------------------------- parser
+
+from alias.tla.cfg import CfgError, Constant, for_jar, parse_cfg, write_cfg  # noqa: E402
+
+
+def test_parse_sample_fields():
+    cfg = parse_cfg(SAMPLE)
+    assert cfg.constants == [
+        Constant("N", "=", "3"),
+        Constant("Procs", "=", "{p1, p2}"),
+        Constant("Keys", "=", '{"A", "B"}'),
+        Constant("Nat", "<-", "ZNat", "ZSeq"),
+    ]
+    assert cfg.specification == "Spec"
+    assert cfg.invariants == ["TypeOK", "Safe"]
+    assert cfg.check_deadlock is False
+    assert [c.text for c in cfg.comments] == [
+        "\\* header comment", "\\* trailing", "(* block (* nested N *) still N *)"]
+    assert cfg.comments[1].inline and cfg.comments[1].after == 1
+    names = cfg.names()
+    assert names["constants"] == ["N", "Procs", "Keys", "Nat"]
+    assert names["model_values"] == ["p1", "p2"]
+    assert names["substitutions"] == ["ZNat"]
+    assert names["modules"] == ["ZSeq"]
+    assert names["invariants"] == ["TypeOK", "Safe"]
+    out = write_cfg(cfg)
+    assert "N = 3 \\* trailing" in out
+    assert parse_cfg(out) == cfg
+
+
+def test_parse_all_keywords_round_trip():
+    text = """CONSTANT A = -3 B = <<1, "x">> C = TRUE D = [M]v
+INIT I NEXT N
+INVARIANT P PROPERTY L PROPERTIES L2
+CONSTRAINT C1 CONSTRAINTS C2 ACTION_CONSTRAINT AC
+SYMMETRY Sym VIEW V ALIAS Al POSTCONDITION Post CHECK_DEADLOCK TRUE
+"""
+    cfg = parse_cfg(text)
+    assert [c.value for c in cfg.constants] == ["-3", '<<1, "x">>', "TRUE", "v"]
+    assert cfg.constants[3].module == "M"
+    assert (cfg.init, cfg.next, cfg.symmetry, cfg.view, cfg.alias, cfg.postcondition) == (
+        "I", "N", "Sym", "V", "Al", "Post")
+    assert cfg.properties == ["L", "L2"]
+    assert cfg.constraints == ["C1", "C2"] and cfg.action_constraints == ["AC"]
+    assert cfg.check_deadlock is True
+    assert parse_cfg(write_cfg(cfg)) == cfg
+
+
+@pytest.mark.parametrize("text,line", [
+    ("INIT Init\nFOO Bar\n", 2),
+    ("\n\nCHECK_DEADLOCK maybe\n", 3),
+    ("CONSTANT N 3\n", 1),
+    ("CONSTANT S = {a, b\n", 2),
+    ("INIT A B\n", 1),
+    ("Init\n", 1),
+])
+def test_parse_errors_have_line(text, line):
+    with pytest.raises(CfgError) as ei:
+        parse_cfg(text)
+    assert ei.value.line == line
+
+
+def test_for_jar_check_deadlock():
+    cfg = parse_cfg("SPECIFICATION Spec\nCHECK_DEADLOCK FALSE\n")
+    text, flags = for_jar(cfg, supports_check_deadlock=False)
+    assert flags == ("-deadlock",) and "CHECK_DEADLOCK" not in text
+    assert parse_cfg(text).specification == "Spec"
+    text, flags = for_jar(cfg, supports_check_deadlock=True)
+    assert flags == () and "CHECK_DEADLOCK FALSE" in text
+    text, flags = for_jar(parse_cfg("SPECIFICATION S CHECK_DEADLOCK TRUE"), False)
+    assert flags == () and "CHECK_DEADLOCK" not in text
+    assert cfg.check_deadlock is False  # input untouched
+
+
+def _corpus_cfgs():
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tlaplus-examples"
+    return sorted(root.glob("specifications/**/*.cfg"))
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("path", _corpus_cfgs(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_corpus_cfg_round_trip(path, corpus_root):
+    text = path.read_text()
+    cfg = parse_cfg(text)
+    assert parse_cfg(write_cfg(cfg)) == cfg
+    # comments survive verbatim, and renaming by tokens keeps the rest intact
+    assert all(c.text in text for c in cfg.comments)
+    assert rename_cfg(text, {}) == text
+
+
+def test_corpus_cfg_count(corpus_root):
+    assert len(_corpus_cfgs()) == 226
