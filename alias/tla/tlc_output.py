@@ -1,0 +1,198 @@
+"""Classify the plain-text console output of TLC (2.15 / Jan 2020 and 1.8.x).
+
+Only TLC's human-readable messages are read (not the ``-tool`` format).  The
+main entry point is :func:`parse_tlc_output`, which returns a :class:`TlcOutcome`.
+
+Result kinds (``TlcOutcome.kind``), checked in this order:
+
+``'timeout'``             the caller killed TLC at its time limit (``timed_out``).
+``'crash'``               the JVM / TLC failed for a reason outside the spec:
+                          ``OutOfMemoryError``, JVM start failure, fatal JVM error,
+                          bad command line, unknown output.
+``'parse_error'``         SANY could not parse a module or find an imported module.
+``'semantic_error'``      SANY's semantic analysis reported ``*** Errors:``.
+``'invariant_violated'``  ``Invariant X is violated``.
+``'property_violated'``   ``Temporal properties were violated`` / ``Property X is
+                          violated`` / ``Action property X is violated``.
+``'deadlock'``            ``Deadlock reached``.
+``'assumption_violated'`` an ``ASSUME`` is false (exit 10).  Added because it is
+                          neither a config error nor a model-checking violation.
+``'config_error'``        the cfg does not fit the spec or does not parse
+                          (missing INIT/NEXT/SPECIFICATION, undefined invariant,
+                          unassigned constant, non-state-predicate invariant, ...).
+``'eval_error'``          TLC failed while evaluating the spec (e.g. ``1 + "a"``,
+                          a failed ``Assert``, exit codes 14/75/76/77).  Added
+                          because such a failure is a property of the spec, not of
+                          the tool, and must not be confused with ``'crash'``.
+``'success'``             ``Model checking completed. No error has been found.``
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["KINDS", "TlcOutcome", "parse_tlc_output"]
+
+KINDS = frozenset({
+    "success", "invariant_violated", "property_violated", "deadlock", "parse_error",
+    "semantic_error", "config_error", "timeout", "crash", "assumption_violated",
+    "eval_error",
+})
+
+
+@dataclass
+class TlcOutcome:
+    """What one TLC run reported.
+
+    ``kind``: one of :data:`KINDS`.  ``distinct_states`` / ``states_generated``:
+    the last counts TLC printed (``int``, ``None`` if never printed).
+    ``depth``: ``The depth of the complete state graph search is N`` (``None``
+    if not printed, e.g. after a liveness violation on TLC 2.15).
+    ``error_message``: the first error block, at most 4000 characters, ``None``
+    on success.
+    """
+
+    kind: str
+    distinct_states: int | None = None
+    states_generated: int | None = None
+    depth: int | None = None
+    error_message: str | None = None
+
+
+_STATS = re.compile(
+    r"([\d,]+) states? generated(?: \([^)]*\))?, ([\d,]+) distinct states? found")
+_DEPTH = re.compile(r"The depth of the complete state graph search is ([\d,]+)")
+_M = re.MULTILINE
+
+_CRASH = [
+    r"java\.lang\.OutOfMemoryError", r"java\.lang\.StackOverflowError",
+    r"There is insufficient memory for the Java Runtime",
+    r"Error occurred during initialization of VM", r"Could not reserve enough space",
+    r"A fatal error has been detected by the Java Runtime",
+    r"Could not find or load main class", r"Error: Unable to access jarfile",
+    r"unrecognized option", r"Invalid maximum heap size",
+    r"^Error: Could not create the Java Virtual Machine",
+    r"TLC writes its files to a directory whose name is generated",
+]
+_PARSE = [
+    r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse module",
+    r"Cannot find source file for module", r"^File does not exist: .*\.tla",
+]
+_SEMANTIC = [r"^Semantic errors:", r"^\*\*\* Errors: \d+"]
+_INVARIANT = r"^Error: Invariant (\S+) is violated"
+_PROPERTY = (r"^Error: Temporal properties were violated|^Error: (?:Action )?[Pp]roperty "
+             r"\S+ is violated|^Error: The following (?:action )?property is violated")
+_DEADLOCK = r"^Error: Deadlock reached"
+_ASSUME = r"^Error: Assumption .* is false"
+_CONFIG = [
+    r"The configuration file did not specify", r"specified in the configuration file",
+    r"is not defined in the specification", r"is not assigned a value by the configuration",
+    r"error in the configuration file", r"ConfigFileException",
+    r"is not a state predicate", r"is not an action",
+    r"was not found", r"is not defined", r"^Error: The (?:constant|operator|symbol) ",
+    r"The (?:specification|invariant|property|constraint) \S+ .*configuration file",
+]
+_EVAL = [
+    r"^Error: TLC threw an unexpected exception", r"error occurred when TLC was evaluating",
+    r"^Error: Attempted to", r"The first argument of Assert evaluated to FALSE",
+    r"^Error: Evaluating ", r"^Error: TLC encountered",
+]
+_SUCCESS = r"Model checking completed\. No error has been found\."
+# TLC's process exit codes (tlc2.output.EC.ExitStatus in 1.8; the same values in 2.15)
+_EXIT_KIND = {
+    0: "success", 10: "assumption_violated", 11: "deadlock", 12: "invariant_violated",
+    13: "property_violated", 14: "eval_error", 75: "eval_error", 76: "eval_error",
+    77: "eval_error", 150: "parse_error", 151: "config_error", 153: "crash", 255: "crash",
+}
+
+
+def _any(patterns, text: str) -> re.Match | None:
+    for p in patterns:
+        m = re.search(p, text, _M)
+        if m:
+            return m
+    return None
+
+
+def _block(text: str, start: int, limit: int = 4000) -> str:
+    """Text from ``start`` up to the counter-example or two blank lines."""
+    rest = text[start:]
+    stops = [rest.find(s) for s in ("\nError: The behavior up to this point",
+                                    "\nError: The following behavior", "\n\n\n",
+                                    "\nState 1:")]
+    stops = [s for s in stops if s > 0]
+    end = min(stops) if stops else len(rest)
+    return rest[:min(end, limit)].strip()
+
+
+def _to_int(s: str) -> int:
+    return int(s.replace(",", ""))
+
+
+def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOutcome:
+    """Classify TLC's console ``text`` (stdout and stderr merged).
+
+    ``exit_code``: the process exit status (``None`` if it never ran or was
+    killed); ``timed_out``: true when the caller killed TLC at its time limit.
+    Never raises; unknown output with a non-zero exit is ``'crash'``.
+    """
+    out = TlcOutcome(kind="crash")
+    stats = _STATS.findall(text)
+    if stats:
+        out.states_generated = _to_int(stats[-1][0])
+        out.distinct_states = _to_int(stats[-1][1])
+    depth = _DEPTH.findall(text)
+    if depth:
+        out.depth = _to_int(depth[-1])
+
+    def first_error() -> str | None:
+        m = re.search(r"^Error: ", text, _M)
+        return _block(text, m.start()) if m else (text.strip()[-4000:] or None)
+
+    if timed_out:
+        out.kind = "timeout"
+        out.error_message = "time limit reached; process group killed"
+        return out
+    m = _any(_CRASH, text)
+    if m:
+        out.kind = "crash"
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        out.error_message = _block(text, line_start)
+        return out
+    m = _any(_PARSE, text)
+    if m:
+        out.kind = "parse_error"
+        start = text.rfind("\n", 0, m.start()) + 1
+        out.error_message = text[start:start + 4000].strip()
+        return out
+    m = _any(_SEMANTIC, text)
+    if m:
+        out.kind = "semantic_error"
+        out.error_message = text[m.start():m.start() + 4000].split("\nError: Parsing")[0].strip()
+        return out
+    for kind, pat in (("invariant_violated", _INVARIANT), ("property_violated", _PROPERTY),
+                      ("deadlock", _DEADLOCK), ("assumption_violated", _ASSUME)):
+        m = re.search(pat, text, _M)
+        if m:
+            out.kind = kind
+            out.error_message = _block(text, m.start())
+            return out
+    if re.search(_SUCCESS, text) and exit_code in (0, None):
+        out.kind = "success"
+        return out
+    m_err = re.search(r"^Error: ", text, _M)
+    err_text = text[m_err.start():] if m_err else ""
+    if exit_code == 151 or _any(_CONFIG, err_text[:4000]) and not _any(_EVAL[:2], err_text[:4000]):
+        out.kind = "config_error"
+        out.error_message = first_error()
+        return out
+    if exit_code in (14, 75, 76, 77) or _any(_EVAL, text):
+        # 2.15 reports cfg parse failures as an "unexpected exception" too
+        out.kind = "config_error" if re.search(r"ConfigFileException|error in the configuration file", text) else "eval_error"
+        out.error_message = first_error()
+        return out
+    out.kind = _EXIT_KIND.get(exit_code, "crash") if exit_code not in (0, None) else "crash"
+    if out.kind == "success":
+        out.kind = "crash"
+    out.error_message = first_error() or f"TLC exited with code {exit_code} and no recognised message"
+    return out
