@@ -1,0 +1,3 @@
+from alias.cli import main
+
+main()

@@ -1,0 +1,74 @@
+"""The ``alias`` command line: one command per DVC stage, plus ``alias query``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from alias.params import load_params
+
+console = Console()
+
+
+def _run(fn, params_file: str) -> None:
+    params = load_params(params_file)
+    summary = fn(params)
+    console.print_json(json.dumps(summary, default=str))
+
+
+@click.group()
+@click.version_option(package_name="alias-cir")
+def main() -> None:
+    """ALIAS: consistent identifier renaming (CIR) studies of LLM-written TLA+ specs."""
+
+
+def _stage(name: str, fn_name: str, help_text: str):
+    @main.command(name=name, help=help_text)
+    @click.option("--params", "params_file", default="params.yaml", show_default=True,
+                  help="DVC parameters file.")
+    def cmd(params_file: str) -> None:
+        from alias import stages
+
+        _run(getattr(stages, fn_name), params_file)
+
+    return cmd
+
+
+_stage("ingest", "ingest_stage", "Corpus directory -> tasks, modules, descriptions (data/ingest).")
+_stage("rename", "rename_stage", "CIR-rename every task with same-length seeded names (data/rename).")
+_stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
+_stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
+_stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
+_stage("report", "report_stage", "Tables K.1, C.1, hidden names and metrics under reports/.")
+
+
+@main.command()
+@click.argument("sql")
+@click.option("--db", default="data/alias.duckdb", show_default=True)
+@click.option("--limit", default=200, show_default=True, help="Rows to print at most.")
+def query(sql: str, db: str, limit: int) -> None:
+    """Run SQL against the store and print a table."""
+    from alias.store.db import StoreError, query as run_query
+
+    try:
+        df = run_query(sql, db)
+    except StoreError as e:
+        raise click.ClickException(str(e)) from e
+    except Exception as e:  # a SQL error is the user's to fix: print it, no traceback
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+    table = Table(show_lines=False)
+    for c in df.columns:
+        table.add_column(str(c))
+    for row in df.head(limit).itertuples(index=False):
+        table.add_row(*["" if v is None else str(v) for v in row])
+    console.print(table)
+    if len(df) > limit:
+        console.print(f"({len(df) - limit} more rows)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

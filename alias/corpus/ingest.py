@@ -1,0 +1,453 @@
+"""Corpus ingest: a TLA+ Examples-layout directory becomes tasks (paper, Methods "Renaming"
+and Appendix K; ISSUE "Corpus ingest").
+
+A *task* is a system module the model must write plus the model that checks it: the cfg
+and, where the cfg belongs to a wrapper module that EXTENDS or INSTANCEs the system module
+(the ``MC*.tla`` pattern), that wrapper. Only exhaustive-search models whose manifest
+result is ``success`` become tasks; every other candidate keeps a reason code.
+
+Outputs (all :class:`pandas.DataFrame`, one Parquet table each):
+
+``candidates``   one row per (module, model) listed in a manifest, with ``status`` in
+                 {``task``, ``excluded``} and ``reason``.
+``tasks``        one row per task: ids, module names, cfg text, the manifest's expected
+                 ``distinctStates``/``totalStates``/``stateDepth``, description + source.
+``modules``      one row per (task, module) the task needs: role in {``system``,
+                 ``wrapper``, ``utility``, ``library``}, corpus path and text.
+``module_roles`` one row per corpus module: role in {``system``, ``wrapper``,
+                 ``utility``, ``other``} as the paper labels system vs utility modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from alias.tla.syntax import STANDARD_MODULES, ModuleInfo, module_info
+
+EMBEDDED_CORPUS = Path(__file__).resolve().parent / "embedded"
+
+#: Modules the tla2tools jar itself provides (checked against the 2.15 and 1.8 jars).
+JAR_MODULES = frozenset(
+    {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC", "RealTime",
+     "Randomization", "Toolbox", "TLCExt", "Json", "_TLCTrace"}
+)
+
+DESCRIPTION_FIELDS = [
+    ("system_overview", "System overview"),
+    ("actors_and_components", "Actors and components"),
+    ("state_variables", "State variables"),
+    ("initial_state", "Initial state"),
+    ("actions", "Actions"),
+    ("safety_properties", "Safety properties"),
+    ("liveness_properties", "Liveness properties"),
+    ("model_bounds", "Model bounds"),
+    ("additional_assumptions", "Additional assumptions"),
+]
+
+
+class IngestError(Exception):
+    """A corpus directory that is not in the TLA+ Examples layout."""
+
+
+def _runtime_s(text: str | None) -> float | None:
+    if not text or not isinstance(text, str) or text.count(":") != 2:
+        return None
+    try:
+        h, m, s = (int(x) for x in text.split(":"))
+    except ValueError:
+        return None
+    return float(h * 3600 + m * 60 + s)
+
+
+def _mode(mode) -> str:
+    if isinstance(mode, str):
+        return mode
+    if isinstance(mode, dict) and mode:
+        return next(iter(mode))
+    return str(mode)
+
+
+def render_description(fields: dict) -> str:
+    """Render a TLA+-Bench structured description to plain text, field by field.
+
+    Fields are emitted in TLA+-Bench order under their English headings; empty fields and
+    ``expected_output_files`` are left out.
+    """
+    parts = []
+    for key, title in DESCRIPTION_FIELDS:
+        val = fields.get(key)
+        if isinstance(val, list):
+            val = "\n".join(f"- {v}" for v in val)
+        if val:
+            parts.append(f"{title}: {str(val).strip()}")
+    return "\n\n".join(parts)
+
+
+def _comment_body(comment: str) -> str:
+    """Strip TLA+ comment delimiters and decoration from one comment's text."""
+    text = comment
+    if text.startswith("(*"):
+        text = text[2:]
+        if text.endswith("*)"):
+            text = text[:-2]
+    elif text.startswith("\\*"):
+        text = text[2:]
+    lines = []
+    for line in text.splitlines():
+        line = line.strip().strip("*").strip()
+        if set(line) <= set("-=*(). "):
+            line = ""
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def description_from_comments(info: ModuleInfo) -> str:
+    """Description text from a module's own comments (paper's fallback), PlusCal removed."""
+    out = []
+    for c in info.comments:
+        if "--algorithm" in c or "--fair algorithm" in c or "BEGIN TRANSLATION" in c or "END TRANSLATION" in c:
+            continue
+        body = _comment_body(c)
+        if body:
+            out.append(body)
+    text = "\n".join(out)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def load_descriptions(path: str | Path | None) -> dict[str, list[dict]]:
+    """Map module name (``Bakery``) -> TLA+-Bench description records naming it.
+
+    ``path`` is a JSON file (array of ``{"description": {...}}``) or a directory holding
+    ``TLA_Description.json``. Raises :class:`IngestError` on a malformed file.
+    """
+    if not path:
+        return {}
+    p = Path(path)
+    if p.is_dir():
+        p = p / "TLA_Description.json"
+    if not p.exists():
+        raise IngestError(f"description file not found: {p}")
+    try:
+        records = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise IngestError(f"{p}: not valid JSON ({e})") from e
+    if not isinstance(records, list):
+        raise IngestError(f"{p}: expected a JSON array of description records")
+    out: dict[str, list[dict]] = {}
+    for i, rec in enumerate(records):
+        d = rec.get("description") if isinstance(rec, dict) else None
+        if not isinstance(d, dict):
+            raise IngestError(f"{p}: record {i} has no 'description' object")
+        files = d.get("expected_output_files") or []
+        if isinstance(files, str):
+            files = [files]
+        for f in files:
+            m = re.match(r"\s*([A-Za-z0-9_]+)\.tla\b", str(f))
+            if m:
+                out.setdefault(m.group(1), []).append(d | {"_index": i})
+    return out
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z]{2,}", text)}
+
+
+def _best_record(recs: list[dict], module: "CorpusModule") -> dict:
+    """Of several description records naming the same file, the one sharing the most words
+    with the module's text (ties: the first in the file)."""
+    if len(recs) == 1:
+        return recs[0]
+    mod_words = _words(module.text)
+    scores = [len(_words(render_description(r)) & mod_words) for r in recs]
+    return recs[scores.index(max(scores))]
+
+
+@dataclass
+class CorpusModule:
+    name: str
+    path: Path          # absolute
+    rel: str            # relative to the corpus root
+    folder: str         # specification folder (relative, e.g. specifications/Paxos)
+    info: ModuleInfo
+    text: str
+    models: list[dict] = field(default_factory=list)
+
+
+def _slug(*parts: str) -> str:
+    s = ".".join(parts)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s)
+
+
+class Corpus:
+    """An indexed corpus directory (``specifications/*/manifest.json``)."""
+
+    def __init__(self, root: str | Path, library: list[str] | tuple[str, ...] = ()):
+        self.root = Path(root).resolve()
+        spec_dir = self.root / "specifications"
+        if not spec_dir.is_dir():
+            raise IngestError(f"{self.root}: no specifications/ directory (TLA+ Examples layout expected)")
+        self.manifests = sorted(spec_dir.glob("*/manifest.json"))
+        if not self.manifests:
+            raise IngestError(f"{spec_dir}: no */manifest.json found")
+        self.library_dirs = [Path(d).resolve() for d in library]
+        self.modules: dict[str, CorpusModule] = {}  # by rel path
+        self.by_folder: dict[str, list[CorpusModule]] = {}
+        self.folder_meta: dict[str, dict] = {}
+        for mf in self.manifests:
+            folder = str(mf.parent.relative_to(self.root))
+            try:
+                meta = json.loads(mf.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as e:
+                raise IngestError(f"{mf}: not valid JSON ({e})") from e
+            self.folder_meta[folder] = meta
+            listed = {m["path"]: m for m in meta.get("modules", [])}
+            for tla in sorted(mf.parent.rglob("*.tla")):
+                rel = str(tla.relative_to(self.root))
+                text = tla.read_text(encoding="utf-8", errors="replace")
+                info = module_info(text)
+                entry = listed.get(rel, {})
+                cm = CorpusModule(
+                    name=info.name or tla.stem, path=tla, rel=rel, folder=folder, info=info,
+                    text=text, models=list(entry.get("models", [])),
+                )
+                cm.features = list(entry.get("features", []))  # type: ignore[attr-defined]
+                self.modules[rel] = cm
+                self.by_folder.setdefault(folder, []).append(cm)
+
+    # -- module resolution -------------------------------------------------
+    def resolve(self, name: str, near: CorpusModule) -> CorpusModule | None:
+        """The author module called ``name`` as TLC would find it from ``near``."""
+        same_dir = [m for m in self.by_folder[near.folder] if m.name == name and m.path.parent == near.path.parent]
+        if same_dir:
+            return same_dir[0]
+        return None
+
+    def library_path(self, name: str) -> Path | None:
+        for d in self.library_dirs:
+            p = d / f"{name}.tla"
+            if p.exists():
+                return p
+        return None
+
+    def closure(self, top: CorpusModule) -> tuple[list[CorpusModule], list[str], list[str]]:
+        """Author modules reachable from ``top`` by EXTENDS/INSTANCE (``top`` first), the
+        library modules they need (in ``library`` dirs), and names found nowhere."""
+        seen: list[CorpusModule] = []
+        lib: list[str] = []
+        missing: list[str] = []
+        stack = [top]
+        while stack:
+            m = stack.pop(0)
+            if m in seen:
+                continue
+            seen.append(m)
+            for imp in m.info.imports:
+                am = self.resolve(imp, m)
+                if am is not None:
+                    stack.append(am)
+                elif imp in JAR_MODULES:
+                    continue
+                elif self.library_path(imp) is not None:
+                    if imp not in lib:
+                        lib.append(imp)
+                        lib_text = self.library_path(imp).read_text(encoding="utf-8", errors="replace")
+                        for sub in module_info(lib_text).imports:
+                            if sub not in JAR_MODULES and sub not in lib and self.library_path(sub):
+                                lib.append(sub)
+                elif imp not in missing:
+                    missing.append(imp)
+        return seen, lib, missing
+
+
+def _declares_variables(cm: CorpusModule, corpus: Corpus, _depth: int = 0) -> bool:
+    if cm.info.variables:
+        return True
+    if _depth > 8:
+        return False
+    for imp in cm.info.imports:
+        am = corpus.resolve(imp, cm)
+        if am is not None and am is not cm and _declares_variables(am, corpus, _depth + 1):
+            return True
+    return False
+
+
+def system_module_of(model_module: CorpusModule, corpus: Corpus) -> CorpusModule:
+    """The system module a model's module checks: itself, unless it is a wrapper.
+
+    A wrapper declares no VARIABLES of its own and EXTENDS or INSTANCEs an author module
+    that does (directly or through its imports). Among several, the one whose name the
+    wrapper's name contains wins (``MCPaxos`` -> ``Paxos``), then the first in source order.
+    """
+    if model_module.info.variables:
+        return model_module
+    targets = []
+    for imp in model_module.info.imports:
+        am = corpus.resolve(imp, model_module)
+        if am is not None and am is not model_module and _declares_variables(am, corpus):
+            targets.append(am)
+    if not targets:
+        return model_module
+    named = [t for t in targets if t.name in model_module.name]
+    named.sort(key=lambda t: -len(t.name))
+    return (named or targets)[0]
+
+
+def ingest(
+    root: str | Path,
+    descriptions: str | Path | None = None,
+    library: list[str] | tuple[str, ...] = (),
+    max_expected_runtime_s: float | None = None,
+    progress=None,
+) -> dict[str, pd.DataFrame]:
+    """Ingest a corpus; returns the tables ``candidates``, ``tasks``, ``modules``,
+    ``module_roles`` (see the module docstring). Raises :class:`IngestError` on a
+    directory or description file that is not in the expected layout."""
+    corpus = Corpus(root, library)
+    desc = load_descriptions(descriptions)
+    cand_rows: list[dict] = []
+    for cm in corpus.modules.values():
+        for model in cm.models:
+            cfg_rel = model.get("path", "")
+            cfg_path = corpus.root / cfg_rel
+            sysm = system_module_of(cm, corpus)
+            row = {
+                "folder": cm.folder,
+                "model_module": cm.name,
+                "model_module_path": cm.rel,
+                "cfg_path": cfg_rel,
+                "system_module": sysm.name,
+                "system_module_path": sysm.rel,
+                "wrapper_module": cm.name if sysm is not cm else None,
+                "mode": _mode(model.get("mode")),
+                "manifest_result": model.get("result"),
+                "manifest_runtime_s": _runtime_s(model.get("runtime")),
+                "expected_distinct_states": model.get("distinctStates"),
+                "expected_states_generated": model.get("totalStates"),
+                "expected_depth": model.get("stateDepth"),
+                "task_id": _slug(str(Path(cm.rel).parent).removeprefix("specifications/"), sysm.name, Path(cfg_rel).stem),
+                "status": "excluded",
+                "reason": None,
+                "detail": None,
+            }
+            if row["mode"] != "exhaustive search" or row["manifest_result"] != "success":
+                row["reason"] = "not_exhaustive_success"
+                row["detail"] = f"mode={row['mode']} result={row['manifest_result']}"
+            elif not cfg_path.exists():
+                row["reason"] = "missing_cfg"
+                row["detail"] = cfg_rel
+            elif max_expected_runtime_s is not None and (
+                row["manifest_runtime_s"] is None or row["manifest_runtime_s"] > max_expected_runtime_s
+            ):
+                row["reason"] = "too_slow"
+                row["detail"] = f"manifest runtime {model.get('runtime')} > {max_expected_runtime_s} s"
+            else:
+                mods, lib, missing = corpus.closure(cm)
+                row["_closure"] = (mods, lib)
+                if missing:
+                    row["reason"] = "missing_module"
+                    row["detail"] = ",".join(missing)
+            cand_rows.append(row)
+
+    # one task per system module: fastest model, then the cfg named like its module
+    eligible = [r for r in cand_rows if r["reason"] is None]
+    by_system: dict[str, list[dict]] = {}
+    for r in eligible:
+        by_system.setdefault(r["system_module_path"], []).append(r)
+    for rows in by_system.values():
+        rows.sort(key=lambda r: (r["manifest_runtime_s"] or 0, Path(r["cfg_path"]).stem != r["model_module"], r["cfg_path"]))
+        rows[0]["status"] = "task"
+        for r in rows[1:]:
+            r["reason"] = "duplicate_model"
+            r["detail"] = f"another model of {r['system_module']} was chosen: {rows[0]['cfg_path']}"
+
+    task_rows, module_rows = [], []
+    for r in cand_rows:
+        if r["status"] != "task":
+            continue
+        mods, lib = r["_closure"]
+        model_mod = mods[0]
+        sysm = corpus.modules[r["system_module_path"]]
+        recs = desc.get(sysm.name, [])
+        if recs:
+            source = "tlabench" if len(recs) == 1 else "tlabench_best_of_%d" % len(recs)
+            fields = {k: v for k, v in _best_record(recs, sysm).items() if k != "_index"}
+            text = render_description(fields)
+            fields_json = json.dumps(fields, sort_keys=True)
+        else:
+            text = description_from_comments(sysm.info)
+            source = "comments" if text else "none"
+            fields_json = None
+        cfg_text = (corpus.root / r["cfg_path"]).read_text(encoding="utf-8", errors="replace")
+        task_rows.append({
+            "task_id": r["task_id"],
+            "folder": r["folder"],
+            "system_module": sysm.name,
+            "system_module_path": sysm.rel,
+            "wrapper_module": r["wrapper_module"],
+            "model_module": model_mod.name,
+            "cfg_path": r["cfg_path"],
+            "cfg_text": cfg_text,
+            "expected_distinct_states": r["expected_distinct_states"],
+            "expected_states_generated": r["expected_states_generated"],
+            "expected_depth": r["expected_depth"],
+            "manifest_runtime_s": r["manifest_runtime_s"],
+            "pluscal": bool(sysm.info.has_pluscal or "pluscal" in getattr(sysm, "features", [])),
+            "author_modules": [m.name for m in mods],
+            "library_modules": list(lib),
+            "description": text,
+            "description_source": source,
+            "description_fields": fields_json,
+        })
+        for m in mods:
+            role = "system" if m is sysm else ("wrapper" if m is model_mod else "utility")
+            module_rows.append({
+                "task_id": r["task_id"], "module": m.name, "role": role, "path": m.rel,
+                "text": m.text, "sha256": hashlib.sha256(m.text.encode()).hexdigest(),
+            })
+        for name in lib:
+            p = corpus.library_path(name)
+            t = p.read_text(encoding="utf-8", errors="replace")
+            module_rows.append({
+                "task_id": r["task_id"], "module": name, "role": "library", "path": str(p),
+                "text": t, "sha256": hashlib.sha256(t.encode()).hexdigest(),
+            })
+        if progress:
+            progress()
+
+    # corpus-wide system/utility labels
+    imported_by: dict[str, set[str]] = {}
+    for cm in corpus.modules.values():
+        for imp in cm.info.imports:
+            am = corpus.resolve(imp, cm)
+            if am is not None and am is not cm:
+                imported_by.setdefault(am.rel, set()).add(cm.rel)
+    systems = {r["system_module_path"] for r in cand_rows}
+    wrappers = {r["model_module_path"] for r in cand_rows if r["wrapper_module"]}
+    role_rows = []
+    for cm in corpus.modules.values():
+        if cm.rel in systems:
+            role = "system"
+        elif cm.rel in wrappers:
+            role = "wrapper"
+        elif not cm.models and cm.rel in imported_by:
+            role = "utility"
+        else:
+            role = "other"
+        role_rows.append({"folder": cm.folder, "module": cm.name, "path": cm.rel, "role": role,
+                          "has_model": bool(cm.models), "pluscal": cm.info.has_pluscal})
+
+    for r in cand_rows:
+        r.pop("_closure", None)
+    cand = pd.DataFrame(cand_rows)
+    return {
+        "candidates": cand.sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
+        "tasks": pd.DataFrame(task_rows).sort_values("task_id").reset_index(drop=True) if task_rows else pd.DataFrame(task_rows),
+        "modules": pd.DataFrame(module_rows),
+        "module_roles": pd.DataFrame(role_rows).sort_values("path").reset_index(drop=True),
+    }

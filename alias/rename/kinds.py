@@ -1,0 +1,123 @@
+"""Identifier kinds (Appendix C) and hidden required names (Methods, "Hidden required names").
+
+An identifier is split into parts (``FinishUpdate`` -> ``Finish``, ``Update``;
+``max_val`` -> ``max``, ``val``). Its category is
+
+* ``convention`` when it is a TLA+ naming convention (:data:`CONVENTIONS`, also with the
+  ``MC`` prefix of a model wrapper or with a trailing digit);
+* ``domain`` when every part is an English dictionary word of two letters or more
+  (the packaged Webster's 2nd International list of the ``english-words`` package);
+* ``abbreviation`` otherwise (single letters, ``hr``, ``msgs``, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: TLA+ naming conventions: the operators the prompt, TLC and the PlusCal translator name.
+CONVENTIONS = frozenset(
+    {
+        "Init", "Next", "Spec", "vars", "TypeOK", "TypeOk", "TypeInv", "TypeInvariant", "TypeCorrect",
+        "Inv", "Invariant", "IInv", "Safety", "Liveness", "Fairness", "FairSpec", "LiveSpec", "SafeSpec",
+        "Termination", "Terminating", "Symmetry", "Sym", "Perms", "Constraint", "StateConstraint",
+        "ActionConstraint", "View", "Alias", "ProcSet", "pc", "stack", "Prop", "Properties",
+        "Correctness", "Refinement", "Stuttering", "Done",
+    }
+)
+
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Lower-case English dictionary words (``english-words``: Webster's 2nd, web2)."""
+    from english_words import get_english_words_set
+
+    return frozenset(get_english_words_set(["web2"], lower=True))
+
+
+def split_identifier(name: str) -> list[str]:
+    """Split on underscores, case changes and digits: ``ABCorrectness`` -> ``AB``, ``Correctness``."""
+    parts: list[str] = []
+    for chunk in name.split("_"):
+        parts += _PART.findall(chunk)
+    return parts
+
+
+def category(name: str) -> str:
+    """Appendix C category of an identifier: ``convention`` | ``domain`` | ``abbreviation``."""
+    base = name.rstrip("0123456789")
+    stripped = base[2:] if base.startswith("MC") and len(base) > 2 else base
+    if base in CONVENTIONS or stripped in CONVENTIONS:
+        return "convention"
+    words = [p.lower() for p in split_identifier(name) if not p.isdigit()]
+    if words and all(len(w) >= 2 and w in english_words() for w in words):
+        return "domain"
+    return "abbreviation"
+
+
+def mentions(text: str, name: str) -> bool:
+    """Whether ``text`` mentions ``name`` as a whole word (case-sensitive)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text or "") is not None
+
+
+def referenced_names(module_text: str) -> set[str]:
+    """Names a module refers to (``identifier_ref`` nodes of its tree-sitter tree)."""
+    from alias.tla.syntax import node_text, parse
+
+    src = module_text.encode("utf-8")
+    out: set[str] = set()
+    stack = [parse(module_text).root_node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier_ref":
+            out.add(node_text(n, src))
+        stack.extend(n.children)
+    return out
+
+
+#: cfg sections whose names count as required (Init/Next/Spec entries never do).
+REQUIRED_CFG_KINDS = {
+    "constants": "constant",
+    "invariants": "invariant",
+    "properties": "property",
+    "constraints": "constraint",
+    "action_constraints": "action_constraint",
+}
+
+EXCLUDED_NAMES = frozenset({"Init", "Next", "Spec"})
+
+
+def required_names(cfg_text: str, system_text: str, wrapper_text: str | None) -> list[tuple[str, str]]:
+    """Names the model requires the system module to define, as ``(name, cfg_kind)``.
+
+    The cfg's constants, invariants, properties, constraints and action constraints that
+    the system module defines, plus (for a wrapper model) every system-module name the
+    wrapper refers to (``wrapper_reference``). INIT/NEXT/SPECIFICATION entries and the
+    names Init, Next and Spec are excluded (the name-based grade accepts them under any
+    name, Appendix H). Order: cfg order, then wrapper references sorted.
+    """
+    from alias.tla.cfg import parse_cfg
+    from alias.tla.syntax import module_info
+
+    info = module_info(system_text)
+    defined = set(info.constants) | set(info.variables) | set(info.definitions)
+    cfg = parse_cfg(cfg_text)
+    names = cfg.names()
+    skip = set(EXCLUDED_NAMES)
+    for k in ("init", "next", "specification"):
+        skip.update(names.get(k, []))
+    out: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for key, kind in REQUIRED_CFG_KINDS.items():
+        for n in names.get(key, []):
+            if n in defined and n not in skip and n not in seen:
+                out.append((n, kind))
+                seen.add(n)
+    if wrapper_text is not None:
+        for n in sorted(referenced_names(wrapper_text) & defined):
+            if n not in skip and n not in seen:
+                out.append((n, "wrapper_reference"))
+                seen.add(n)
+    return out

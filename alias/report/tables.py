@@ -1,0 +1,69 @@
+"""Markdown tables and DVC metrics from the store's views (Tables K.1, C.1; hidden names)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from alias.store.db import query
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table; ``None``/NaN cells read ``no data``."""
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for row in df.itertuples(index=False):
+        cells = ["no data" if (v is None or (isinstance(v, float) and pd.isna(v)) or v is pd.NA) else str(v)
+                 for v in row]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_reports(db: str | Path, out: Path) -> dict:
+    """Write ``table_K1.md``, ``table_C1.md``, ``hidden_names.md``, ``excluded.md`` and
+    ``metrics.json`` under ``out``; returns the metrics dict."""
+    out.mkdir(parents=True, exist_ok=True)
+    k1 = query('SELECT "set", n, used_for FROM v_table_k1', db)
+    c1 = query("SELECT * FROM v_table_c1", db)
+    per_task = query("SELECT * FROM v_hidden_names_per_task ORDER BY task_id", db)
+    by_kind = query("SELECT * FROM v_hidden_names_by_kind ORDER BY n_hidden DESC", db)
+    excluded = query("SELECT stage, reason, count(*) AS n FROM v_excluded GROUP BY ALL ORDER BY stage, n DESC", db)
+    excluded_all = query("SELECT * FROM v_excluded ORDER BY stage, reason, task_id", db)
+    mismatch = query("SELECT * FROM v_manifest_mismatch ORDER BY task_id", db)
+    ids = query("SELECT n_renamed FROM v_identifiers_per_task", db)
+
+    (out / "table_K1.md").write_text("# Table K.1: task counts\n\n" + to_markdown(k1))
+    total = pd.DataFrame([{"category": "total", "renamed": int(c1.renamed.sum()), "renamed_pct": 100.0 if c1.renamed.sum() else None,
+                           "hidden": int(c1.hidden.sum()), "hidden_pct": 100.0 if c1.hidden.sum() else None}])
+    (out / "table_C1.md").write_text("# Table C.1: identifier kinds in the test set\n\n" +
+                                     to_markdown(pd.concat([c1, total], ignore_index=True)))
+    n_tasks = len(per_task)
+    with_hidden = int((per_task.n_hidden > 0).sum())
+    five_plus = int((per_task.n_hidden >= 5).sum())
+    hidden_total = int(per_task.n_hidden.sum())
+    conv = int(per_task.n_hidden_convention.sum())
+    text = (
+        "# Hidden required names\n\n"
+        f"In {with_hidden}/{n_tasks} test-set tasks the cfg lists at least one hidden name; "
+        f"{five_plus} list five or more. The {hidden_total} hidden names by cfg kind:\n\n"
+        + to_markdown(by_kind) +
+        f"\n{conv} hidden names follow TLA+ conventions.\n\n## Per task\n\n" + to_markdown(per_task)
+    )
+    (out / "hidden_names.md").write_text(text)
+    (out / "excluded.md").write_text(
+        "# Excluded candidates\n\n" + to_markdown(excluded) + "\n## Every excluded candidate\n\n"
+        + to_markdown(excluded_all) + "\n## Manifest mismatches (test set)\n\n"
+        + (to_markdown(mismatch) if len(mismatch) else "none\n"))
+    metrics = {
+        "test_set_tasks": int(k1.loc[k1["set"].str.contains("test set"), "n"].iloc[0]),
+        "candidate_tasks": int(k1.loc[k1["set"].str.startswith("Candidate"), "n"].iloc[0]),
+        "tasks_with_hidden_name": with_hidden,
+        "hidden_names": hidden_total,
+        "renamed_identifiers": int(c1.renamed.sum()),
+        "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
+        "manifest_mismatches": len(mismatch),
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return metrics

@@ -1,0 +1,113 @@
+"""Parquet I/O and the DuckDB store (``data/alias.duckdb``).
+
+:func:`write_parquet` writes a stage's table deterministically (same rows -> same bytes);
+:func:`build_store` creates the SQLModel tables in DuckDB, loads the Parquet files and
+creates the views in ``sql/``; :func:`query` runs SQL against the store.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.schema import CreateTable
+
+from alias.store.models import TABLE_SOURCES
+
+
+class StoreError(Exception):
+    """A missing input table, a schema mismatch, or a failing view."""
+
+
+def _jsonify(df: pd.DataFrame) -> pd.DataFrame:
+    df = df.copy()
+    for col in df.columns:
+        if df[col].dtype == object and df[col].map(lambda v: isinstance(v, (list, tuple, dict))).any():
+            df[col] = df[col].map(lambda v: json.dumps(list(v) if isinstance(v, tuple) else v, sort_keys=True))
+    return df
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path) -> Path:
+    """Write ``df`` to ``path`` (parents created); list/dict cells become JSON text.
+
+    Deterministic: no pandas index, fixed compression, so equal frames give equal bytes.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pandas(_jsonify(df), preserve_index=False)
+    table = table.replace_schema_metadata(None)
+    pq.write_table(table, p, compression="zstd", write_statistics=False)
+    return p
+
+
+def read_parquet(path: str | Path) -> pd.DataFrame:
+    """Read a stage table; raises :class:`StoreError` if it does not exist."""
+    p = Path(path)
+    if not p.exists():
+        raise StoreError(f"missing table {p}: run the stage that writes it (dvc repro)")
+    return pd.read_parquet(p)
+
+
+def ddl(table_name: str) -> str:
+    """``CREATE TABLE`` statement for a store table, from its SQLModel definition."""
+    model, _ = TABLE_SOURCES[table_name]
+    return str(CreateTable(model.__table__).compile(dialect=postgresql.dialect())).strip()
+
+
+def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql") -> dict[str, int]:
+    """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
+    ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
+
+    Returns rows per table. A table whose Parquet file is absent is created empty.
+    Raises :class:`StoreError` when a Parquet file lacks a column the table requires or a
+    view fails to create.
+    """
+    root = Path(root)
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_suffix(".tmp.duckdb")
+    if tmp.exists():
+        tmp.unlink()
+    counts: dict[str, int] = {}
+    con = duckdb.connect(str(tmp))
+    try:
+        for name, (model, rel) in TABLE_SOURCES.items():
+            con.execute(ddl(name))
+            src = root / rel
+            if not src.exists():
+                counts[name] = 0
+                continue
+            cols = [c.name for c in model.__table__.columns]
+            have = set(pq.read_schema(src).names)
+            missing = [c for c in cols if c not in have]
+            if missing:
+                raise StoreError(f"{src}: missing columns {missing} for table {name}")
+            col_sql = ", ".join(f'"{c}"' for c in cols)
+            con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM read_parquet(?)", [str(src)])
+            counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+        for view in sorted(Path(sql_dir).glob("*.sql")):
+            try:
+                con.execute(view.read_text())
+            except duckdb.Error as e:
+                raise StoreError(f"{view}: {e}") from e
+    finally:
+        con.close()
+    tmp.replace(db_path)
+    return counts
+
+
+def query(sql: str, db_path: str | Path = "data/alias.duckdb") -> pd.DataFrame:
+    """Run ``sql`` read-only against the store and return a DataFrame."""
+    p = Path(db_path)
+    if not p.exists():
+        raise StoreError(f"no store at {p}: run `dvc repro` (or `alias load`) first")
+    con = duckdb.connect(str(p), read_only=True)
+    try:
+        return con.execute(sql).df()
+    finally:
+        con.close()

@@ -1,0 +1,213 @@
+"""SQLModel definitions of every table in the ALIAS store (``data/alias.duckdb``).
+
+Each stage writes its tables as Parquet (its DVC outputs); the ``load`` stage creates
+these tables in DuckDB from the SQLModel metadata and fills them from the Parquet files.
+List-valued columns are stored as JSON text. Table and column names are the stable
+interface that the SQL views in ``sql/`` read.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from sqlmodel import Field, SQLModel
+
+
+class Candidate(SQLModel, table=True):
+    """One (module, model) pair from a corpus manifest; ``status`` task | excluded."""
+
+    __tablename__ = "candidates"
+    model_module_path: str = Field(primary_key=True)
+    cfg_path: str = Field(primary_key=True)
+    folder: str
+    model_module: str
+    system_module: str
+    system_module_path: str
+    wrapper_module: Optional[str] = None
+    mode: str
+    manifest_result: Optional[str] = None
+    manifest_runtime_s: Optional[float] = None
+    expected_distinct_states: Optional[int] = None
+    expected_states_generated: Optional[int] = None
+    expected_depth: Optional[int] = None
+    task_id: str
+    status: str
+    reason: Optional[str] = None
+    detail: Optional[str] = None
+
+
+class Task(SQLModel, table=True):
+    """A task: system module + model (cfg, wrapper) + description (original condition)."""
+
+    __tablename__ = "tasks"
+    task_id: str = Field(primary_key=True)
+    folder: str
+    system_module: str
+    system_module_path: str
+    wrapper_module: Optional[str] = None
+    model_module: str
+    cfg_path: str
+    cfg_text: str
+    expected_distinct_states: Optional[int] = None
+    expected_states_generated: Optional[int] = None
+    expected_depth: Optional[int] = None
+    manifest_runtime_s: Optional[float] = None
+    pluscal: bool = False
+    author_modules: str = "[]"
+    library_modules: str = "[]"
+    description: str = ""
+    description_source: str = "none"
+    description_fields: Optional[str] = None
+
+
+class Module(SQLModel, table=True):
+    """A module a task needs; role system | wrapper | utility | library."""
+
+    __tablename__ = "modules"
+    task_id: str = Field(primary_key=True)
+    module: str = Field(primary_key=True)
+    role: str
+    path: str
+    text: str
+    sha256: str
+
+
+class ModuleRole(SQLModel, table=True):
+    """Corpus-wide label of every module: system | wrapper | utility | other."""
+
+    __tablename__ = "module_roles"
+    path: str = Field(primary_key=True)
+    folder: str
+    module: str
+    role: str
+    has_model: bool
+    pluscal: bool
+
+
+class RenamedTask(SQLModel, table=True):
+    """The renamed (``random``) condition of a task."""
+
+    __tablename__ = "renamed_tasks"
+    task_id: str = Field(primary_key=True)
+    condition: str = "random"
+    status: str
+    error: Optional[str] = None
+    system_module: Optional[str] = None
+    model_module: Optional[str] = None
+    wrapper_module: Optional[str] = None
+    cfg_text: Optional[str] = None
+    description: Optional[str] = None
+    n_renamed: int = 0
+    n_leftover: int = 0
+    text_similarity: Optional[float] = None
+
+
+class RenamedModule(SQLModel, table=True):
+    """One renamed author module of a task (``module`` is the new name)."""
+
+    __tablename__ = "renamed_modules"
+    task_id: str = Field(primary_key=True)
+    module: str = Field(primary_key=True)
+    original_module: str
+    role: str
+    path: str
+    text: str
+    sha256: str
+
+
+class RenameMapRow(SQLModel, table=True):
+    """One renamed identifier of a task: where it is defined, its kind, old and new name."""
+
+    __tablename__ = "rename_map"
+    task_id: str = Field(primary_key=True)
+    old: str = Field(primary_key=True)
+    new: str
+    module: str
+    kind: str
+
+
+class TlcRun(SQLModel, table=True):
+    """One SANY or TLC invocation; ``run_key`` hashes everything that determines it."""
+
+    __tablename__ = "tlc_runs"
+    task_id: str = Field(primary_key=True)
+    condition: str = Field(primary_key=True)
+    tool: str = Field(primary_key=True)
+    run_key: str
+    main_module: str
+    kind: str
+    exit_code: Optional[int] = None
+    ok_exit: Optional[bool] = None
+    ok_strict: Optional[bool] = None
+    distinct_states: Optional[int] = None
+    states_generated: Optional[int] = None
+    depth: Optional[int] = None
+    wall_s: float = 0.0
+    tool_version: str = ""
+    flags: str = ""
+    log_path: str = ""
+    error_message: Optional[str] = None
+
+
+class Membership(SQLModel, table=True):
+    """Test-set membership of every task, with the reason code of each exclusion."""
+
+    __tablename__ = "test_set"
+    task_id: str = Field(primary_key=True)
+    in_test_set: bool
+    reason: Optional[str] = None
+    detail: Optional[str] = None
+    original_kind: Optional[str] = None
+    original_distinct_states: Optional[int] = None
+    original_states_generated: Optional[int] = None
+    original_depth: Optional[int] = None
+    renamed_kind: Optional[str] = None
+    renamed_distinct_states: Optional[int] = None
+    renamed_depth: Optional[int] = None
+    manifest_distinct_states: Optional[int] = None
+    manifest_match: Optional[bool] = None
+    manifest_note: Optional[str] = None
+
+
+class Identifier(SQLModel, table=True):
+    """A renamed identifier with its Appendix C category (domain | convention | abbreviation)."""
+
+    __tablename__ = "identifiers"
+    task_id: str = Field(primary_key=True)
+    old: str = Field(primary_key=True)
+    new: str
+    module: str
+    kind: str
+    category: str
+    parts: str
+
+
+class RequiredName(SQLModel, table=True):
+    """A name the task's cfg requires of the system module; ``hidden`` when the
+    description never mentions it (Methods, "Hidden required names")."""
+
+    __tablename__ = "required_names"
+    task_id: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    cfg_kind: str
+    new_name: Optional[str] = None
+    category: Optional[str] = None
+    mentioned: bool
+    mentioned_renamed: Optional[bool] = None
+    hidden: bool
+
+
+#: Parquet file (relative to the repository) that fills each table.
+TABLE_SOURCES: dict[str, tuple[type[SQLModel], str]] = {
+    "candidates": (Candidate, "data/ingest/candidates.parquet"),
+    "tasks": (Task, "data/ingest/tasks.parquet"),
+    "modules": (Module, "data/ingest/modules.parquet"),
+    "module_roles": (ModuleRole, "data/ingest/module_roles.parquet"),
+    "renamed_tasks": (RenamedTask, "data/rename/renamed_tasks.parquet"),
+    "renamed_modules": (RenamedModule, "data/rename/renamed_modules.parquet"),
+    "rename_map": (RenameMapRow, "data/rename/rename_map.parquet"),
+    "tlc_runs": (TlcRun, "data/verify/tlc_runs.parquet"),
+    "test_set": (Membership, "data/verify/test_set.parquet"),
+    "identifiers": (Identifier, "data/identifiers/identifiers.parquet"),
+    "required_names": (RequiredName, "data/identifiers/required_names.parquet"),
+}
