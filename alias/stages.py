@@ -8,6 +8,7 @@ stage's. Every function returns a small summary dict (printed by the CLI).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import shutil
 import statistics
@@ -51,7 +52,8 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
     Writes ``renamed_tasks``, ``renamed_modules`` and ``rename_map`` tables and the renamed
     files under ``data/rename/files/<task_id>/``. Identical params give identical bytes.
     """
-    from alias.rename.cir import RenameError, rename_task
+    from alias.rename.cir import leftover_identifiers, rename_task
+    from alias.rename.names import RenameError
     from alias.rename.descriptions import rename_description
     from alias.tla.cfg import parse_cfg
     from alias.tla.syntax import STANDARD_MODULES
@@ -76,13 +78,11 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
             try:
                 res = rename_task(author, set(author), t.cfg_text, seed=seed, salt=t.task_id,
                                   library_modules=library)
-            except (RenameError, Exception) as e:  # a rename failure excludes the task only
+            except (RenameError, Exception) as e:  # noqa: B014 - a failure excludes this task only
                 row.update(status="error", error=f"{type(e).__name__}: {e}")
                 task_rows.append(row)
                 bar.advance()
                 continue
-            from alias.rename.cir import leftover_identifiers
-
             leftovers = leftover_identifiers(res, set(res.mapping))
             names = res.module_names
             cfg_names: set[str] = set()
@@ -106,19 +106,18 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
                 text = res.modules[new]
                 p = tdir / f"{new}.tla"
                 p.write_text(text, encoding="utf-8")
-                import hashlib
 
                 mod_rows.append({"task_id": t.task_id, "module": new, "original_module": old,
                                  "role": roles.get(old, "utility"), "path": str(p), "text": text,
                                  "sha256": hashlib.sha256(text.encode()).hexdigest()})
             (tdir / f"{names[t.model_module]}.cfg").write_text(res.cfg_text, encoding="utf-8")
             seen = set()
-            for ident in res.identifiers:
-                if ident.old in seen:
+            for ident in res.identifiers:  # one row per renamed name; defining module first
+                if ident["name"] in seen:
                     continue
-                seen.add(ident.old)
-                map_rows.append({"task_id": t.task_id, "old": ident.old, "new": ident.new,
-                                 "module": ident.module, "kind": ident.kind})
+                seen.add(ident["name"])
+                map_rows.append({"task_id": t.task_id, "old": ident["name"], "new": ident["new_name"],
+                                 "module": ident["module"], "kind": ident["kind"]})
             task_rows.append(row)
             bar.advance()
     write_parquet(pd.DataFrame(task_rows), out / "renamed_tasks.parquet")

@@ -90,16 +90,16 @@ def render_description(fields: dict) -> str:
 
 
 def _comment_body(comment: str) -> str:
-    """Strip TLA+ comment delimiters and decoration from one comment's text."""
-    text = comment
-    if text.startswith("(*"):
-        text = text[2:]
-        if text.endswith("*)"):
-            text = text[:-2]
-    elif text.startswith("\\*"):
-        text = text[2:]
+    """Strip TLA+ comment delimiters and box decoration from one comment's text."""
     lines = []
-    for line in text.splitlines():
+    for line in comment.splitlines():
+        line = line.strip()
+        if line.startswith("\\*"):
+            line = line[2:]
+        while line.startswith("(*"):
+            line = line[2:]
+        while line.endswith("*)"):
+            line = line[:-2]
         line = line.strip().strip("*").strip()
         if set(line) <= set("-=*(). "):
             line = ""
