@@ -46,7 +46,7 @@ from typing import Iterable, Iterator
 import tree_sitter as ts
 
 from alias.rename.names import NameGenerator, RenameError
-from alias.tla.syntax import STANDARD_MODULES, node_text, parse
+from alias.tla.syntax import STANDARD_MODULES, imported_modules, node_text, parse
 
 __all__ = ["RenameError", "RenameResult", "rename_task", "leftover_identifiers", "KINDS"]
 
@@ -108,6 +108,7 @@ class _Mod:
     local: set[str] = field(default_factory=set)
     extends: list[str] = field(default_factory=list)
     instances: list[str] = field(default_factory=list)   # unnamed, LOCAL or not
+    nested: dict[str, "_Mod"] = field(default_factory=dict)
 
 
 def _first(node: ts.Node, typ: str) -> ts.Node | None:
@@ -146,6 +147,7 @@ class _Task:
         self.srcs: dict[str, bytes] = {}
         self.trees: dict[str, ts.Tree] = {}
         self.mods: dict[str, _Mod] = {}
+        self.all_mods: list[_Mod] = []
         self.file_mod: dict[str, _Mod] = {}
         self._vis: dict[str, dict[str, _Entry]] = {}
         self._exp: dict[str, dict[str, _Entry]] = {}
@@ -156,24 +158,29 @@ class _Task:
             self.srcs[fname], self.trees[fname] = src, tree
             tops = [c for c in tree.root_node.children if c.type == "module"]
             for i, top in enumerate(tops):
-                m = self._register(top, src, fname, fname in author_files, None)
+                m = self._register(top, src, fname, fname in author_files, None, files)
                 if i == 0 and m is not None:
                     self.file_mod[fname] = m
 
     # ------------------------------------------------------------------ collection
-    def _register(self, node, src, fname, author, parent) -> _Mod | None:
+    def _register(self, node, src, fname, author, parent, files_) -> _Mod | None:
         nm = _def_name(node)
         name = node_text(nm, src) if nm is not None else fname
         m = _Mod(name=name, node=node, src=src, file=fname, author=author, parent=parent)
-        if parent is None and fname not in self.mods:
+        self.all_mods.append(m)
+        if parent is not None:
+            parent.nested.setdefault(name, m)
+        if parent is None and node.parent is not None and \
+                node == next(c for c in node.parent.children if c.type == "module"):
             self.mods[fname] = m          # a file is found by its file (module) name
-        self.mods.setdefault(name, m)
+        elif name not in files_:
+            self.mods.setdefault(name, m)
         for unit in node.named_children:
             is_local = unit.type == "local_definition"
             target = unit.named_children[0] if is_local and unit.named_children else unit
             t = target.type
             if t == "module":
-                self._register(target, src, fname, author, m)
+                self._register(target, src, fname, author, m, files_)
                 continue
             if t == "extends":
                 m.extends += [node_text(c, src) for c in target.named_children
@@ -207,21 +214,30 @@ class _Task:
                     m.local.add(nm_)
         return m
 
-    def exported(self, name: str, _stack: tuple = ()) -> dict[str, _Entry]:
+    def lookup(self, name: str, ctx: "_Mod | None") -> "_Mod | None":
+        """The module ``name`` as seen from module ``ctx``: a nested module of ``ctx``
+        or of a module around it first, then a file module or any other module."""
+        while ctx is not None:
+            if name in ctx.nested:
+                return ctx.nested[name]
+            ctx = ctx.parent
+        return self.mods.get(name)
+
+    def exported(self, m: "_Mod | None", _stack: tuple = ()) -> dict[str, _Entry]:
         """Names a module exports to EXTENDS (non-LOCAL, transitively)."""
-        if name in self._exp:
-            return self._exp[name]
-        m = self.mods.get(name)
-        if m is None or name in _stack:
+        if m is None or m.node.id in _stack:
             return {}
+        if m.node.id in self._exp:
+            return self._exp[m.node.id]
+        st = _stack + (m.node.id,)
         out: dict[str, _Entry] = {}
         for e in m.extends:
-            out.update(self.exported(e, _stack + (name,)))
+            out.update(self.exported(self.lookup(e, m), st))
         for i in m.instances:   # LOCAL INSTANCE is not exported; approximate: all
-            out.update({k: v for k, v in self.exported(i, _stack + (name,)).items()
+            out.update({k: v for k, v in self.exported(self.lookup(i, m), st).items()
                         if v.cls != "param"})
         out.update({k: v for k, v in m.own.items() if k not in m.local})
-        self._exp[name] = out
+        self._exp[m.node.id] = out
         return out
 
     def visible(self, m: _Mod) -> dict[str, _Entry]:
@@ -232,17 +248,17 @@ class _Task:
         if m.parent is not None:
             out.update(self.visible(m.parent))
         for e in m.extends:
-            out.update(self.exported(e, (m.name,)))
+            out.update(self.exported(self.lookup(e, m), (m.node.id,)))
         for i in m.instances:
-            out.update({k: v for k, v in self.exported(i, (m.name,)).items()
+            out.update({k: v for k, v in self.exported(self.lookup(i, m), (m.node.id,)).items()
                         if v.cls != "param"})
         out.update(m.own)
         self._vis[key] = out
         return out
 
-    def is_author_module(self, name: str) -> bool | None:
+    def is_author_module(self, name: str, ctx: "_Mod | None" = None) -> bool | None:
         """True/False for a known module, None for an unknown one."""
-        m = self.mods.get(name)
+        m = self.lookup(name, ctx)
         return None if m is None else m.author
 
     # ------------------------------------------------------------------ binders
@@ -315,7 +331,7 @@ class _Task:
             yield from self._visit(top, m, src)
 
     def _mod_of(self, node: ts.Node, fname: str) -> _Mod:
-        for m in self.mods.values():
+        for m in self.all_mods:
             if m.file == fname and m.node == node:
                 return m
         raise RenameError(f"unregistered module in {fname}")
@@ -386,8 +402,8 @@ class _Task:
             self._binders[key] = got
         return set(got)
 
-    def _module_ref(self, name: str) -> tuple[str, str]:
-        a = self.is_author_module(name)
+    def _module_ref(self, name: str, ctx: _Mod) -> tuple[str, str]:
+        a = self.is_author_module(name, ctx)
         if a:
             return RENAME, "module-ref"
         if a is False or name in STANDARD_MODULES:
@@ -399,21 +415,20 @@ class _Task:
         pt = p.type
         text = node_text(n, src)
         if pt == "extends" or (pt == "instance" and _first(p, "identifier_ref") == n):
-            dec, why = self._module_ref(text)
+            dec, why = self._module_ref(text, m)
             return n, dec, why, m
         if pt == "substitution" and p.named_children and p.named_children[0] == n:
             inst = p.parent
             ref = _first(inst, "identifier_ref") if inst is not None else None
             target = node_text(ref, src) if ref is not None else ""
-            return (n, *self._in_module(target, text), m)
+            return (n, *self._in_module(self.lookup(target, m), text), m)
         if pt == "except_update_record_field":
             return n, KEEP, "field", m
         if pt == "record_value" and p.named_children and p.named_children[0] != n:
             return n, KEEP, "field", m
         return (n, *self._resolve(n, text, m, src), m)
 
-    def _in_module(self, target: str, text: str) -> tuple[str, str]:
-        tm = self.mods.get(target)
+    def _in_module(self, tm: "_Mod | None", text: str) -> tuple[str, str]:
         if tm is None or not tm.author:
             return KEEP, "library"
         e = self.visible(tm).get(text)
@@ -459,7 +474,7 @@ class _Task:
                 refs.append(comp_ref(c))
             else:
                 refs.append(None)
-        ctx: _Mod | str | None = m      # a module, or None after an operator
+        ctx: _Mod | None = m      # a module, or None after an operator
         first = True
         for r in refs:
             if r is None:
@@ -470,24 +485,30 @@ class _Task:
                 dec, why = self._resolve(r, text, m, src)
                 e = self.visible(m).get(text) if why != "bound" else None
             elif isinstance(ctx, _Mod):
-                dec, why = self._in_module(ctx.name, text)
+                dec, why = self._in_module(ctx, text)
                 e = self.visible(ctx).get(text) if ctx.author else None
             else:
                 dec, why, e = KEEP, "subexpr-label", None
             yield r, dec, why
-            if e is not None and e.cls == "inst" and e.target in self.mods:
-                ctx = self.mods[e.target]
-            else:
-                ctx = None
+            home = ctx if ctx is not None else m
+            ctx = self.lookup(e.target, home) if e is not None and e.cls == "inst" \
+                and e.target else None
             first = False
 
 
 _BINDER_TYPES = _DEFS | _QUANT_BINDERS | {"let_in", "theorem"}
 
 
-def _all_tokens(task: _Task) -> set[str]:
+def _all_tokens(task: _Task, author_files: set[str]) -> set[str]:
+    """Every identifier token of the author files (comments included) plus every
+    name that a library module defines, declares or names as a module."""
     out: set[str] = set()
-    for fname, tree in task.trees.items():
+    for m in task.all_mods:
+        if not m.author:
+            out.add(m.name)
+            out.update(m.own)
+    for fname in author_files:
+        tree = task.trees[fname]
         src = task.srcs[fname]
         for n in _walk(tree.root_node):
             if n.type in ("identifier", "identifier_ref"):
@@ -500,6 +521,20 @@ def _cfg_idents(cfg_text: str | None) -> set[str]:
         return set()
     from alias.tla.cfg import tokenize
     return {t.text for t in tokenize(cfg_text) if t.kind == "ident"}
+
+
+def _import_closure(modules: dict[str, str], author_files: set[str],
+                    library: dict[str, str]) -> dict[str, str]:
+    """The author modules plus the library modules they import, transitively."""
+    files = {k: modules[k] for k in author_files}
+    pool = {**library, **{k: v for k, v in modules.items() if k not in author_files}}
+    todo = sorted(files)
+    while todo:
+        for name in imported_modules(files[todo.pop()]):
+            if name not in files and name in pool:
+                files[name] = pool[name]
+                todo.append(name)
+    return files
 
 
 def rename_task(
@@ -518,10 +553,8 @@ def rename_task(
     kept and reserved.  ``seed``/``salt`` fix the random names.  Raises
     :class:`RenameError` when no free name exists.
     """
-    library_modules = dict(library_modules or {})
     author_files = set(modules) if not author else set(author) & set(modules)
-    files = dict(library_modules)
-    files.update(modules)
+    files = _import_closure(modules, author_files, library_modules or {})
     task = _Task(files, author_files)
 
     # 1. classify every token of the author files
@@ -550,7 +583,7 @@ def rename_task(
             kinds[(fname, fname)] = "module"
 
     # 2. new names
-    taken = _all_tokens(task) | _cfg_idents(cfg_text) | set(files)
+    taken = _all_tokens(task, author_files) | _cfg_idents(cfg_text) | set(files)
     gen = NameGenerator(seed, salt)
     mapping: dict[str, str] = {}
     for old in sorted(names):

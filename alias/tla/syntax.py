@@ -142,3 +142,29 @@ def module_info(text: str) -> ModuleInfo:
             if nm:
                 info.definitions.append(nm)
     return info
+
+
+def imported_modules(text: str) -> list[str]:
+    """Every module named by an EXTENDS or INSTANCE anywhere in ``text`` (nested
+    modules, LOCAL and LET instances included; comments excluded), de-duplicated, in
+    source order."""
+    tree = parse(text)
+    src = text.encode("utf-8")
+    out: list[str] = []
+    stack = [tree.root_node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("comment", "block_comment"):
+            continue
+        if n.type == "extends":
+            refs = [c for c in n.named_children if c.type == "identifier_ref"]
+        elif n.type == "instance":
+            refs = [c for c in n.named_children[:1] if c.type == "identifier_ref"]
+        else:
+            refs = []
+        for r in refs:
+            name = node_text(r, src)
+            if name not in out:
+                out.append(name)
+        stack.extend(reversed(n.children))
+    return out
