@@ -185,7 +185,7 @@ class Comment:
 
     ``after`` is the number of entries (constant assignments, names, the
     CHECK_DEADLOCK value) that precede the comment in the file; ``inline`` is true
-    when the comment started on the same line as the preceding token.
+    when the comment starts on the line where the preceding entry ended.
     """
 
     text: str
@@ -289,7 +289,7 @@ def parse_cfg(text: str) -> Cfg:
     toks = tokenize(text)
     n = len(toks)
     entries = 0
-    last_sig_line = 0  # line where the last significant token ended
+    last_sig_line = 0  # line where the last complete entry ended
     i = 0
     kind: str | None = None
 
@@ -322,7 +322,6 @@ def parse_cfg(text: str) -> Cfg:
             if kind not in cfg.section_order:
                 cfg.section_order.append(kind)
                 cfg.spellings[kind] = t.text
-            done(i)
             i += 1
             if kind == "check_deadlock":
                 i = sig(i)
@@ -358,12 +357,10 @@ def parse_cfg(text: str) -> Cfg:
 
 def _parse_constant(cfg: Cfg, toks: list[Token], i: int, sig, err, done) -> int:
     name = toks[i].text
-    done(i)
     j = sig(i + 1)
     if j >= len(toks) or toks[j].text not in ("=", "<-"):
         raise err(f"expected '=' or '<-' after constant {name!r}", j)
     op = toks[j].text
-    done(j)
     j = sig(j + 1)
     module = None
     if j < len(toks) and toks[j].text == "[":
@@ -374,7 +371,6 @@ def _parse_constant(cfg: Cfg, toks: list[Token], i: int, sig, err, done) -> int:
         k2 = sig(k + 1)
         if k2 >= len(toks) or toks[k2].text != "]":
             raise err("expected ']'", k2)
-        done(k2)
         j = sig(k2 + 1)
     if op == "<-":
         if j >= len(toks) or toks[j].kind not in ("ident", "keyword") or toks[j].text in KEYWORDS:
@@ -458,13 +454,19 @@ def write_cfg(cfg: Cfg) -> str:
         by_after.setdefault(c.after, []).append(c)
     lines: list[str] = []
     count = 0
+    open_line = [False]  # the last line ends in a \* comment
 
     def flush(after: int) -> None:
         for c in by_after.pop(after, []):
-            if c.inline and lines and "\\*" not in lines[-1] and "\n" not in c.text:
+            if c.inline and lines and not open_line[0]:
                 lines[-1] += " " + c.text
             else:
                 lines.append(c.text)
+            open_line[0] = c.text.startswith("\\*")
+
+    def add(line: str) -> None:
+        lines.append(line)
+        open_line[0] = False
 
     flush(0)
     for k in order:
@@ -472,13 +474,13 @@ def write_cfg(cfg: Cfg) -> str:
         entries = cfg._entries(k)
         if k == "check_deadlock":
             if entries:
-                lines.append(f"{spelling} {entries[0]}")
+                add(f"{spelling} {entries[0]}")
                 count += 1
                 flush(count)
             continue
-        lines.append(spelling)
+        add(spelling)
         for e in entries:
-            lines.append("    " + e)
+            add("    " + e)
             count += 1
             flush(count)
     for after in sorted(by_after):

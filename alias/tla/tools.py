@@ -308,7 +308,7 @@ def _with_tmp(files: dict[str, str]):
     return tmp
 
 
-_SANY_ERR = [r"\*\*\*Parse Error\*\*\*", r"^\*\*\* Errors:", r"^Semantic errors:",
+_SANY_ERR = [r"\*\*\*Parse Error\*\*\*", r"^\*\*\* Errors:", r"Semantic error",
              r"Parse Error", r"Could not parse", r"Fatal errors", r"Unknown operator",
              r"Lexical error", r"Cannot find source file", r"^File does not exist",
              r"\*\*\* Abort messages", r"AbortException"]
