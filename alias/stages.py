@@ -91,7 +91,7 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
             module_names = set(STANDARD_MODULES) | set(names) | set(library)
             row.update(
                 system_module=names[t.system_module], model_module=names[t.model_module],
-                wrapper_module=names.get(t.wrapper_module) if t.wrapper_module else None,
+                wrapper_module=names.get(t.wrapper_module) if isinstance(t.wrapper_module, str) else None,
                 cfg_text=res.cfg_text,
                 description=rename_description(t.description or "", res.mapping, cfg_names, module_names),
                 n_renamed=len(res.mapping), n_leftover=len(leftovers),
@@ -327,7 +327,7 @@ def identifiers_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_d
     with progress_bar("identifiers", total=len(tasks)) as bar:
         for t in tasks.itertuples():
             mods = modules[modules.task_id == t.task_id].set_index("module")
-            wrapper = mods.loc[t.wrapper_module, "text"] if t.wrapper_module else None
+            wrapper = mods.loc[t.wrapper_module, "text"] if isinstance(t.wrapper_module, str) else None
             try:
                 req = required_names(t.cfg_text, mods.loc[t.system_module, "text"], wrapper)
             except Exception as e:  # a cfg the parser rejects: no required names, recorded

@@ -1,0 +1,182 @@
+"""The whole test-set pipeline on the embedded corpus, with the real SANY and TLC:
+ingest -> rename -> verify -> identifiers -> load -> report, plus `alias query`."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from alias import stages
+from alias.params import load_params
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.tlc
+
+
+def _params(tmp: Path, **tla) -> dict:
+    p = load_params(REPO / "params.yaml")
+    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
+                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
+    p["tla"].update(timeout_s=60, memory_mb=512, parallel=2)
+    p["tla"].update(tla)
+    return p
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    return {str(f.relative_to(folder)): hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(folder.rglob("*")) if f.is_file()}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    """A working directory in which every stage has run once on the embedded corpus."""
+    wd = tmp_path_factory.mktemp("pipeline")
+    shutil.copytree(REPO / "sql", wd / "sql")
+    old = os.getcwd()
+    os.chdir(wd)
+    try:
+        p = _params(wd)
+        summary = {
+            "ingest": stages.ingest_stage(p),
+            "rename": stages.rename_stage(p),
+            "verify": stages.verify_stage(p),
+            "identifiers": stages.identifiers_stage(p),
+            "load": stages.load_stage(p),
+            "report": stages.report_stage(p),
+        }
+        yield wd, p, summary
+    finally:
+        os.chdir(old)
+
+
+def test_every_embedded_task_enters_the_test_set(workdir):
+    wd, _, summary = workdir
+    ts = pd.read_parquet(wd / "data/verify/test_set.parquet")
+    assert summary["verify"]["test_set"] == 6, ts[["task_id", "reason", "detail"]]
+    assert ts.in_test_set.all()
+    # renamed copies keep the TLC result, distinct states and depth of the originals
+    assert (ts.original_kind == ts.renamed_kind).all()
+    assert (ts.original_distinct_states == ts.renamed_distinct_states).all()
+    assert (ts.original_depth == ts.renamed_depth).all()
+    # and the originals match the manifest's numbers
+    assert ts.manifest_match.all()
+    clock = ts.set_index("task_id").loc["Clock.Clock.Clock"]
+    assert (clock.original_distinct_states, clock.original_depth) == (48, 48)
+
+
+def test_tlc_runs_are_recorded_with_logs(workdir):
+    wd, _, _ = workdir
+    runs = pd.read_parquet(wd / "data/verify/tlc_runs.parquet")
+    assert len(runs) == 6 * 4  # SANY + TLC, original + renamed
+    assert set(runs.tool) == {"sany", "tlc"} and set(runs.condition) == {"original", "random"}
+    assert runs.run_key.str.len().eq(64).all() and runs.run_key.is_unique
+    assert runs.tool_version.str.contains("2.15|1.8", regex=True).all()
+    for log in runs.log_path:
+        assert (wd / log).exists()
+    assert runs[runs.tool == "sany"].ok_strict.all()
+
+
+def test_rename_stage_is_byte_identical_on_rerun(workdir):
+    wd, p, _ = workdir
+    before = _digest(wd / "data/rename")
+    stages.rename_stage(p)
+    assert _digest(wd / "data/rename") == before
+
+
+def test_identifiers_and_hidden_names(workdir):
+    wd, _, summary = workdir
+    ids = pd.read_parquet(wd / "data/identifiers/identifiers.parquet")
+    assert set(ids.category) <= {"domain", "convention", "abbreviation"}
+    assert (ids.old.str.len() == ids.new.str.len()).all()
+    req = pd.read_parquet(wd / "data/identifiers/required_names.parquet")
+    clock = req[req.task_id == "Clock.Clock.Clock"]
+    assert len(clock) > 0 and not clock.hidden.any()  # its description states every name
+    inv = req[req.task_id == "Inventory.Inventory.Inventory"].set_index("name")
+    assert bool(inv.loc["TypeOK", "hidden"])
+    assert not bool(inv.loc["Capacity", "hidden"]) and inv.loc["Capacity", "cfg_kind"] == "constant"
+    assert not set(req.name) & {"Init", "Next", "Spec"}
+
+
+def test_store_answers_the_issue_queries(workdir):
+    wd, _, _ = workdir
+    from alias.store.db import query
+
+    db = wd / "data/alias.duckdb"
+    assert query("SELECT count(*) AS n FROM v_test_set", db).n[0] == 6
+    med = query("SELECT median(n_renamed) AS m FROM v_identifiers_per_task", db).m[0]
+    ids = pd.read_parquet(wd / "data/identifiers/identifiers.parquet")
+    assert med == ids.groupby("task_id").size().median()
+    cats = query("SELECT category, n FROM v_identifier_categories", db).set_index("category").n
+    assert cats.sum() == len(ids)
+    n_hidden = query("SELECT count(*) AS n FROM v_hidden_names_per_task WHERE n_hidden > 0", db).n[0]
+    assert n_hidden == 5  # every embedded task but Clock has a hidden required name
+
+
+def test_report_files_and_metrics(workdir):
+    wd, _, _ = workdir
+    metrics = json.loads((wd / "reports/metrics.json").read_text())
+    assert metrics["test_set_tasks"] == 6
+    assert metrics["tasks_with_hidden_name"] == 5
+    k1 = (wd / "reports/table_K1.md").read_text()
+    assert "Pass SANY and TLC after CIR (test set) | 6 |" in k1
+    c1 = (wd / "reports/table_C1.md").read_text()
+    assert "| domain |" in c1 and "| total |" in c1
+
+
+def test_cli_query_prints_a_table(workdir):
+    wd, _, _ = workdir
+    from alias.cli import main
+
+    res = CliRunner().invoke(main, ["query", "SELECT count(*) AS tasks FROM v_test_set",
+                                    "--db", str(wd / "data/alias.duckdb")])
+    assert res.exit_code == 0, res.output
+    assert "tasks" in res.output and "6" in res.output
+    bad = CliRunner().invoke(main, ["query", "SELECT nope FROM v_test_set", "--db", str(wd / "data/alias.duckdb")])
+    assert bad.exit_code != 0 and "nope" in bad.output
+
+
+def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
+    """A TLC timeout on one task and a crash of another leave every other row intact."""
+    wd, p, _ = workdir
+    out = tmp_path / "verify"
+    # a task whose state space cannot be explored in 8 s
+    tasks = pd.read_parquet(wd / "data/ingest/tasks.parquet")
+    mods = pd.read_parquet(wd / "data/ingest/modules.parquet")
+    big = ("---- MODULE Big ----\nEXTENDS Naturals\nVARIABLES a, b, c\n"
+           "Init == a = 0 /\\ b = 0 /\\ c = 0\n"
+           "Next == \\/ a' = (a + 1) % 100000 /\\ UNCHANGED <<b, c>>\n"
+           "        \\/ b' = (b + 1) % 100000 /\\ UNCHANGED <<a, c>>\n"
+           "        \\/ c' = (c + 1) % 1000 /\\ UNCHANGED <<a, b>>\n====\n")
+    extra = tasks.iloc[0].copy()
+    extra["task_id"], extra["system_module"], extra["model_module"] = "Big.Big.Big", "Big", "Big"
+    extra["wrapper_module"], extra["cfg_text"] = None, "INIT Init\nNEXT Next\n"
+    ing = tmp_path / "ingest"
+    ing.mkdir()
+    pd.concat([tasks, extra.to_frame().T]).to_parquet(ing / "tasks.parquet")
+    pd.concat([mods, pd.DataFrame([{"task_id": "Big.Big.Big", "module": "Big", "role": "system",
+                                    "path": "x", "text": big, "sha256": "0"}])]).to_parquet(ing / "modules.parquet")
+    # a crash: the tool runner raises for one task
+    real_check = stages._check
+
+    def flaky(files, main, cfg_text, config, logs):
+        if main == "Inventory":
+            raise RuntimeError("simulated JVM crash")
+        return real_check(files, main, cfg_text, config, logs)
+
+    monkeypatch.setattr(stages, "_check", flaky)
+    p2 = json.loads(json.dumps(p))
+    p2["tla"]["timeout_s"] = 8
+    summary = stages.verify_stage(p2, ingest_dir=ing, rename_dir=wd / "data/rename", out=out)
+    ts = pd.read_parquet(out / "test_set.parquet").set_index("task_id")
+    assert len(ts) == 7
+    assert ts.loc["Big.Big.Big", "reason"] == "tlc_original_timeout"
+    assert ts.loc["Inventory.Inventory.Inventory", "reason"] == "verify_error"
+    assert "simulated JVM crash" in ts.loc["Inventory.Inventory.Inventory", "detail"]
+    assert summary["test_set"] == 5
