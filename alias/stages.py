@@ -151,7 +151,8 @@ def _check(files: dict[str, str], main: str, cfg_text: str, config, logs: Path) 
     if not sany.ok_strict:
         return srow, {}
     try:
-        cfg_out, flags = for_jar(parse_cfg(cfg_text), supports_check_deadlock(config))
+        modern = supports_check_deadlock(config)  # TLC >= 2.16 also knows ALIAS
+        cfg_out, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
     except CfgError as e:
         return srow, {"tool": "tlc", "main_module": main, "kind": "config_error", "run_key": "",
                       "error_message": str(e), "wall_s": 0.0, "tool_version": "", "flags": "", "log_path": ""}
@@ -195,7 +196,7 @@ def verify_task(task, files_orig: dict, renamed: dict | None, config, logs: Path
         ts.update(original_kind=t["kind"], original_distinct_states=t.get("distinct_states"),
                   original_states_generated=t.get("states_generated"), original_depth=t.get("depth"))
         md = ts["manifest_distinct_states"]
-        if md is not None and t.get("distinct_states") is not None:
+        if md is not None and t.get("kind") == "success" and t.get("distinct_states") is not None:
             ts["manifest_match"] = bool(md == t["distinct_states"])
     if not s.get("ok_strict"):
         ts.update(reason="sany_original", detail=s.get("error_message"))

@@ -262,6 +262,10 @@ class Corpus:
                                 lib.append(sub)
                 elif imp not in missing:
                     missing.append(imp)
+        # a corpus module shadows a library module of the same name (TLC searches the
+        # spec's directory before TLA-Library), e.g. a folder's own Folds.tla
+        authored = {m.name for m in seen}
+        lib = [n for n in lib if n not in authored]
         return seen, lib, missing
 
 
