@@ -234,6 +234,30 @@ def test_bound_variable_named_like_unrelated_operator_kept():
     assert leftover_identifiers(r) == []
 
 
+def test_instance_parameters_that_substitute_implicitly_follow_the_module():
+    inner = "---- MODULE Mem ----\nVARIABLE mem, ctl\nMInit == mem = 0 /\\ ctl = 0\n====\n"
+    outer = ("---- MODULE Top ----\nVARIABLE box\n"
+             "Inner(mem, c) == INSTANCE Mem WITH ctl <- c\n"
+             "TInit == \\E c : Inner(box, c)!MInit\n"
+             "Op == LET L == INSTANCE Mem WITH ctl <- 0, mem <- box IN L!MInit\n====\n")
+    r = rename_task({"Mem": inner, "Top": outer}, None, None, 0, "i")
+    m = r.mapping
+    t = r.modules[m["Top"]]
+    # the parameter named like Mem's variable follows its new name (implicit
+    # substitution); the other parameter stays a bound variable
+    assert f"{m['Inner']}({m['mem']}, c) == INSTANCE {m['Mem']} WITH {m['ctl']} <- c" in t
+    assert f"\\E c : {m['Inner']}({m['box']}, c)!{m['MInit']}" in t
+    with tempfile.TemporaryDirectory() as d:
+        if _jar() is not None and shutil.which("java"):
+            for name, text in r.modules.items():
+                (Path(d) / f"{name}.tla").write_text(text)
+            ok, out = sany_ok(Path(d), m["Top"])
+            assert ok, out
+    assert (f"LET {m['L']} == INSTANCE {m['Mem']} WITH {m['ctl']} <- 0, {m['mem']} <- "
+            f"{m['box']} IN {m['L']}!{m['MInit']}") in t
+    assert leftover_identifiers(r) == []
+
+
 def test_library_module_names_kept_and_reserved():
     lib = "---- MODULE LibMod ----\nLibOp(x) == x\nLibVal == 0\n====\n"
     main = "---- MODULE Main ----\nEXTENDS LibMod\nMine == LibOp(LibVal)\n====\n"
@@ -322,11 +346,12 @@ def _jar() -> Path | None:
 
 def sany_ok(directory: Path, module: str, library: str = "") -> tuple[bool, str]:
     """Run SANY on ``module`` in ``directory``: exit 0 and no error text."""
-    cmd = ["java"]
-    if library:
-        cmd.append(f"-DTLA-Library={library}")
-    cmd += ["-cp", str(_jar()), "tla2sany.SANY", f"{module}.tla"]
-    p = subprocess.run(cmd, cwd=directory, capture_output=True, text=True, timeout=120)
+    with tempfile.TemporaryDirectory() as tmp:  # old SANY unpacks standard modules there
+        cmd = ["java", f"-Djava.io.tmpdir={tmp}"]
+        if library:
+            cmd.append(f"-DTLA-Library={library}")
+        cmd += ["-cp", str(_jar()), "tla2sany.SANY", f"{module}.tla"]
+        p = subprocess.run(cmd, cwd=directory, capture_output=True, text=True, timeout=120)
     out = p.stdout + p.stderr
     bad = ("***Parse Error***", "Semantic error", "*** Errors", "Fatal error", "Could not",
            "rror:")
@@ -350,3 +375,13 @@ def test_sany_accepts_renamed_modules():
             (Path(d) / f"{name}.tla").write_text(text)
         ok, out = sany_ok(Path(d), "Wrap")
         assert ok, out
+
+
+def test_author_subset_treats_other_modules_as_library():
+    helper = "---- MODULE Helper ----\nHelp(x) == x\n====\n"
+    main = "---- MODULE Main ----\nEXTENDS Helper\nUse == Help(1)\n====\n"
+    r = rename_task({"Main": main, "Helper": helper}, {"Main"}, None, 0, "a")
+    assert set(r.mapping) == {"Main", "Use"}
+    assert set(r.modules) == {r.mapping["Main"]}
+    assert "EXTENDS Helper" in r.modules[r.mapping["Main"]]
+    assert "Help(1)" in r.modules[r.mapping["Main"]]

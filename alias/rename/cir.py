@@ -34,8 +34,16 @@ an unrelated module, or a LET name of another operator, is kept) and the name is
 in the module as an author definition: own definitions (LOCAL ones included), what
 EXTENDS brings in (transitively, non-LOCAL), the definitions of unnamed INSTANCEs, and
 for a nested module what its outer module defines.  ``I!Op``: ``I`` resolves in this
-module, ``Op`` in the instanced module.  ``INSTANCE M WITH x <- e``: ``x`` in ``M``,
-``e`` here.
+module (or in an enclosing LET), ``Op`` in the instanced module.  ``INSTANCE M WITH
+x <- e``: ``x`` in ``M``, ``e`` here.  A parameter ``p`` of ``I(p) == INSTANCE M`` that
+implicitly substitutes an author constant/variable ``p`` of ``M`` (no ``p <- e``) takes
+``p``'s new name, else SANY would report a missing substitution.
+
+Known limitations: a LOCAL INSTANCE is treated as exported; ``Op!name`` components after
+an operator (labels, LET names inside ``Op``) are kept; names introduced by proof
+DEFINE steps are kept like bound variables; implicit substitution by a bound variable
+other than an instance parameter (an INSTANCE inside a LET of an operator whose
+parameter is named like the instanced module's variable) is not handled.
 """
 
 from __future__ import annotations
@@ -358,10 +366,40 @@ class _Task:
                     yield ref, dec, kind, m
             stack.extend(reversed(n.children))
 
+    def implicit_params(self, md: ts.Node, m: _Mod, src: bytes) -> set[str]:
+        """Parameters of ``I(p) == INSTANCE M ...`` that implicitly substitute an author
+        constant/variable ``p`` of ``M`` (no ``p <- e`` given): they must follow M's
+        renaming, or SANY reports a missing substitution."""
+        key = -2 * md.id - 2
+        got = self._binders.get(key)
+        if got is None:
+            got = {}
+            inst = _first(md, "instance")
+            ref = _first(inst, "identifier_ref") if inst is not None else None
+            tm = self.lookup(node_text(ref, src), m) if ref is not None else None
+            if tm is not None and tm.author:
+                explicit = {node_text(sub.named_children[0], src)
+                            for sub in inst.named_children
+                            if sub.type == "substitution" and sub.named_children}
+                vis = self.visible(tm)
+                for name, kind in self.binders(md, src).items():
+                    e = vis.get(name)
+                    if e is not None and e.author and e.cls == "param" \
+                            and name not in explicit:
+                        got[name] = "implicit"
+            self._binders[key] = got
+        return set(got)
+
     def _def_site(self, n: ts.Node, m: _Mod, src: bytes):
         p = n.parent
         pt = p.type
         kind = None
+        if pt == "module_definition" and _def_name(p) != n and m.author and \
+                node_text(n, src) in self.implicit_params(p, m, src):
+            return n, RENAME, "implicit-param", m
+        if pt == "operator_declaration" and p.parent.type == "module_definition" and \
+                m.author and node_text(n, src) in self.implicit_params(p.parent, m, src):
+            return n, RENAME, "implicit-param", m
         if pt == "module":
             kind = "module"
         elif pt in _DEFS or pt in ("theorem", "assumption"):
@@ -441,6 +479,9 @@ class _Task:
         while a is not None and a != m.node:
             b = self.binders(a, src) if a.type in _BINDER_TYPES else None
             if b and text in b:
+                if a.type == "module_definition" and m.author and \
+                        text in self.implicit_params(a, m, src):
+                    return RENAME, "implicit-param"
                 if b[text] == "let":
                     return (RENAME, "ref") if m.author else (KEEP, "library")
                 return KEEP, "bound"
@@ -449,6 +490,20 @@ class _Task:
         if e is None:
             return UNRESOLVED, "unresolved"
         return (RENAME, "ref") if e.author else (KEEP, "library")
+
+    def _let_instance(self, r: ts.Node, text: str, src: bytes) -> _Entry | None:
+        """The entry of a LET-defined ``text == INSTANCE M`` around ``r``, if any."""
+        a = r.parent
+        while a is not None:
+            if a.type == "let_in":
+                for c in a.named_children:
+                    d = _def_name(c) if c.type == "module_definition" else None
+                    if d is not None and node_text(d, src) == text:
+                        inst = _first(c, "instance")
+                        ref = _first(inst, "identifier_ref") if inst is not None else None
+                        return _Entry(False, "inst", node_text(ref, src) if ref else None)
+            a = a.parent
+        return None
 
     def _chain(self, n: ts.Node, m: _Mod, src: bytes):
         """Decisions for the named components of ``A!B!C`` / ``I(x)!Op(y)``."""
@@ -484,6 +539,8 @@ class _Task:
             if first:
                 dec, why = self._resolve(r, text, m, src)
                 e = self.visible(m).get(text) if why != "bound" else None
+                if why == "ref" or why == "library":
+                    e = self._let_instance(r, text, src) or e
             elif isinstance(ctx, _Mod):
                 dec, why = self._in_module(ctx, text)
                 e = self.visible(ctx).get(text) if ctx.author else None

