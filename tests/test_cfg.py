@@ -132,6 +132,16 @@ def test_for_jar_check_deadlock():
     assert cfg.check_deadlock is False  # input untouched
 
 
+def test_for_jar_drops_alias_for_old_jars():
+    cfg = parse_cfg("SPECIFICATION Spec\nINVARIANT Inv\nALIAS Trace\nCHECK_DEADLOCK FALSE\n")
+    text, flags = for_jar(cfg, False, supports_alias=False)
+    assert flags == ("-deadlock",)
+    again = parse_cfg(text)
+    assert again.alias is None and again.invariants == ["Inv"] and again.specification == "Spec"
+    text, _ = for_jar(cfg, True)
+    assert parse_cfg(text).alias == "Trace" and cfg.alias == "Trace"
+
+
 def _corpus_cfgs():
     from pathlib import Path
     root = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tlaplus-examples"

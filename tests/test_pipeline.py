@@ -180,3 +180,34 @@ def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
     assert ts.loc["Inventory.Inventory.Inventory", "reason"] == "verify_error"
     assert "simulated JVM crash" in ts.loc["Inventory.Inventory.Inventory", "detail"]
     assert summary["test_set"] == 5
+
+
+@pytest.mark.corpus
+def test_real_corpus_rename_stage_twice_identical_and_clean(corpus_root, deps_dirs, tmp_path):
+    """On the real corpus: the rename stage is byte-identical on re-run, every task
+    renames, and the leftover scan finds no original author identifier in any module."""
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        p = _params(tmp_path)
+        p["corpus"].update(path=str(corpus_root), descriptions=str(corpus_root.parent / "tlabench"),
+                           library=list(deps_dirs), max_expected_runtime_s=30)
+        stages.ingest_stage(p)
+        first = stages.rename_stage(p)
+        digest = _digest(tmp_path / "data/rename")
+        stages.rename_stage(p)
+        assert _digest(tmp_path / "data/rename") == digest
+    finally:
+        os.chdir(old)
+    rt = pd.read_parquet(tmp_path / "data/rename/renamed_tasks.parquet")
+    assert first["tasks"] >= 100 and first["errors"] == 0, rt[rt.status != "ok"][["task_id", "error"]]
+    assert (rt.n_leftover == 0).all()
+    rmap = pd.read_parquet(tmp_path / "data/rename/rename_map.parquet")
+    assert (rmap.old.str.len() == rmap.new.str.len()).all()
+    assert not (rmap.old == rmap.new).any()
+    # renamed files exist for every module row and carry the new module name in their header
+    rmods = pd.read_parquet(tmp_path / "data/rename/renamed_modules.parquet")
+    from alias.tla.syntax import module_info
+
+    for r in rmods.itertuples():
+        assert module_info(r.text).name == r.module

@@ -202,7 +202,7 @@ def test_deadlock_and_check_deadlock_false(tool_config):
 @pytest.mark.tlc
 def test_parse_error(tool_config):
     s = run_sany({"Bad.tla": BAD_PARSE}, "Bad", tool_config)
-    assert not s.ok_exit and not s.ok_strict
+    assert not s.ok_exit and not s.ok_strict and s.kind == "parse_error"
     assert any("Parse Error" in e for e in s.errors)
     r = run_tlc({"Bad.tla": BAD_PARSE}, "Bad", INIT_NEXT, tool_config)
     assert r.kind == "parse_error" and "Parse Error" in r.error_message
@@ -212,19 +212,21 @@ def test_parse_error(tool_config):
 def test_semantic_error_sany_exit_zero(tool_config):
     s = run_sany({"Sem.tla": BAD_SEMANTIC}, "Sem", tool_config)
     # SANY 2.1 (the 2020 jar) exits 0 after semantic errors
-    assert s.exit_code == 0 and s.ok_exit and not s.ok_strict
+    assert s.exit_code == 0 and s.ok_exit and not s.ok_strict and s.kind == "semantic_error"
     assert s.errors == ["line 3, col 13 to line 3, col 13 of module Sem: Unknown operator: `y'."]
     r = run_tlc({"Sem.tla": BAD_SEMANTIC}, "Sem", INIT_NEXT, tool_config)
     assert r.kind == "semantic_error", r.output
     good = run_sany({"Counter.tla": COUNTER}, "Counter", tool_config)
-    assert good.ok_exit and good.ok_strict and good.errors == []
+    assert good.ok_exit and good.ok_strict and good.errors == [] and good.kind == "ok"
 
 
 @pytest.mark.tlc
 def test_sany_library_dirs(tool_config, tmp_path):
     (tmp_path / "LibMod.tla").write_text("---- MODULE LibMod ----\nEXTENDS Naturals\nDouble(n) == n + n\n====\n")
     files = {"Uses.tla": "---- MODULE Uses ----\nEXTENDS Naturals, LibMod\nK == Double(2)\n====\n"}
-    assert not run_sany(files, "Uses", tool_config).ok_exit
+    missing = run_sany(files, "Uses", tool_config)
+    assert not missing.ok_exit and missing.kind == "parse_error"
+    assert any("Cannot find source file for module LibMod" in e for e in missing.errors)
     cfg = replace(tool_config, library=(str(tmp_path),))
     s = run_sany(files, "Uses", cfg)
     assert s.ok_strict, s.output
@@ -261,6 +263,8 @@ def test_timeout_kills_process_group(tool_config):
             except OSError:
                 continue
             assert tmpdir not in cmd, f"process {proc.name} survived: {cmd}"
+    s = run_sany({"Counter.tla": COUNTER}, "Counter", replace(tool_config, timeout_s=0.3))
+    assert s.kind == "timeout" and s.timed_out and not s.ok_exit and not s.ok_strict
 
 
 @pytest.mark.tlc
@@ -270,7 +274,7 @@ def test_crash_missing_java_and_tiny_heap(tool_config):
     assert r.kind == "crash" and r.exit_code is None
     assert "cannot start" in r.error_message
     s = run_sany({"Counter.tla": COUNTER}, "Counter", replace(tool_config, java="/nonexistent/java"))
-    assert not s.ok_exit and "cannot start" in s.errors[0]
+    assert not s.ok_exit and s.kind == "crash" and "cannot start" in s.errors[0]
     r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, replace(tool_config, memory_mb=2))
     assert r.kind == "crash", r.output
     assert "OutOfMemoryError" in r.error_message or "out of memory" in r.error_message
@@ -285,3 +289,16 @@ def test_extra_kinds_assumption_and_eval(tool_config):
           "Next == x' = x + \"a\"\n====\n")
     r = run_tlc({"E.tla": ev}, "E", INIT_NEXT, tool_config)
     assert r.kind == "eval_error", r.output
+
+
+def test_refuses_community_modules_jar_on_manifest_classpath(tool_config, tmp_path):
+    import shutil
+
+    jar = tmp_path / "tla2tools.jar"
+    shutil.copy(tool_config.jar, jar)
+    (tmp_path / "CommunityModules.jar").write_bytes(b"")
+    cfg = replace(tool_config, jar=jar)
+    with pytest.raises(ToolError, match="CommunityModules"):
+        run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, cfg)
+    with pytest.raises(ToolError, match="CommunityModules"):
+        run_sany({"Counter.tla": COUNTER}, "Counter", cfg)

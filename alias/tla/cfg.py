@@ -488,21 +488,32 @@ def write_cfg(cfg: Cfg) -> str:
     return "\n".join(lines) + "\n"
 
 
-def for_jar(cfg: Cfg, supports_check_deadlock: bool) -> tuple[str, tuple[str, ...]]:
+def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = True) -> tuple[str, tuple[str, ...]]:
     """Cfg text and extra TLC command-line flags for a given jar.
 
     For a jar without the ``CHECK_DEADLOCK`` keyword (TLC 2.15), the keyword is
     dropped and ``CHECK_DEADLOCK FALSE`` becomes the flag ``-deadlock`` (TLC's
     "do not check for deadlock"); ``TRUE`` is TLC's default and needs no flag.
+    For a jar without the ``ALIAS`` keyword (``supports_alias=False``), the ALIAS
+    entry is dropped: it only chooses how TLC prints error traces and changes neither
+    the states explored nor the verdict.
     ``cfg`` itself is not modified.  Returns ``(cfg_text, flags)``.
     """
-    if supports_check_deadlock or cfg.check_deadlock is None:
+    drop_deadlock = not supports_check_deadlock and cfg.check_deadlock is not None
+    drop_alias = not supports_alias and cfg.alias is not None
+    if not (drop_deadlock or drop_alias):
         return write_cfg(cfg), ()
     import copy
 
     c = copy.deepcopy(cfg)
-    flags: tuple[str, ...] = () if c.check_deadlock else ("-deadlock",)
-    c.check_deadlock = None
-    if "check_deadlock" in c.section_order:
-        c.section_order.remove("check_deadlock")
+    flags: tuple[str, ...] = ()
+    if drop_deadlock:
+        flags = () if c.check_deadlock else ("-deadlock",)
+        c.check_deadlock = None
+        if "check_deadlock" in c.section_order:
+            c.section_order.remove("check_deadlock")
+    if drop_alias:
+        c.alias = None
+        if "alias" in c.section_order:
+            c.section_order.remove("alias")
     return write_cfg(c), flags

@@ -81,7 +81,10 @@ class _Run:
 class SanyResult:
     """One SANY run.
 
-    ``kind`` is ``'sany'``.  ``ok_exit``: SANY exited 0.  ``ok_strict``:
+    ``kind``: ``'ok'`` (``ok_strict``), ``'parse_error'`` (syntax error or a
+    module not found), ``'semantic_error'`` (``*** Errors:``), ``'timeout'`` or
+    ``'crash'`` (could not start, JVM failure, unexplained non-zero exit).
+    ``ok_exit``: SANY exited 0.  ``ok_strict``:
     ``ok_exit`` and no error text in the output (SANY 2.1 exits 0 after
     semantic errors).  ``errors``: extracted error messages (``list[str]``).
     ``exit_code`` is ``None`` when killed or not started; ``wall_s`` seconds.
@@ -252,6 +255,14 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def _check_classpath(jar: Path) -> None:
+    """Refuse a jar whose manifest ``Class-Path`` would pull in the Community
+    Modules jar (Java overrides such as ``IOUtils`` can run commands)."""
+    for other in Path(jar).parent.glob("CommunityModules*.jar"):
+        raise ToolError(f"{other} lies next to {jar}; the jar's manifest Class-Path would "
+                        "load it. Remove it or use a jar in another directory.")
+
+
 def _jvm_args(config: ToolConfig, tmp: Path) -> list[str]:
     args = [config.java, f"-Xmx{int(config.memory_mb)}m", "-XX:MaxMetaspaceSize=256m",
             "-XX:+UseParallelGC", "-XX:-UsePerfData", f"-Djava.io.tmpdir={tmp / 'jtmp'}",
@@ -314,6 +325,10 @@ _SANY_ERR = [r"\*\*\*Parse Error\*\*\*", r"^\*\*\* Errors:", r"Semantic error",
              r"\*\*\* Abort messages", r"AbortException"]
 
 
+_SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
+               r"Cannot find source file", r"^File does not exist", r"Fatal errors"]
+
+
 def _sany_errors(text: str) -> list[str]:
     errs: list[str] = []
     m = re.search(r"^\*\*\* Errors: \d+\s*\n(.*?)(?=^\*\*\* Warnings|\Z)", text, re.M | re.S)
@@ -333,11 +348,13 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     """Parse and check module ``main`` (``files[main + '.tla']``) with SANY.
 
     ``files`` maps file names matching ``[A-Za-z0-9_]+\\.(tla|cfg)`` to text.
-    Raises :class:`ToolError` for unsafe names or a missing main file; a tool
+    Raises :class:`ToolError` for unsafe names, a missing main file or a
+    ``CommunityModules*.jar`` next to the jar; a tool
     that cannot start, times out or crashes gives ``ok_exit == False`` and the
     reason in ``errors``, never an exception.
     """
     _check_files(files, main)
+    _check_classpath(config.jar)
     try:
         version = tool_version(config)
     except Exception as e:
@@ -358,8 +375,22 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     elif r.exit_code != 0 and not errors:
         errors.append(f"SANY exited with code {r.exit_code}")
     ok_exit = r.exit_code == 0
-    return SanyResult(kind="sany", exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
-                      run_key=key, ok_exit=ok_exit, ok_strict=ok_exit and not has_err,
+    ok_strict = ok_exit and not has_err
+    if r.timed_out:
+        kind = "timeout"
+    elif r.start_error or re.search(r"OutOfMemoryError|Error occurred during initialization of VM"
+                                    r"|Could not find or load main class", r.output):
+        kind = "crash"
+    elif any(re.search(p, r.output, re.M) for p in _SANY_PARSE):
+        kind = "parse_error"
+    elif has_err:
+        kind = "semantic_error"
+    elif ok_strict:
+        kind = "ok"
+    else:
+        kind = "crash"
+    return SanyResult(kind=kind, exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
+                      run_key=key, ok_exit=ok_exit, ok_strict=ok_strict,
                       errors=errors, timed_out=r.timed_out, tool_version=version)
 
 
@@ -367,15 +398,21 @@ def run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
             extra_flags: tuple[str, ...] | list[str] = ()) -> TlcResult:
     """Model-check module ``main`` with TLC using ``cfg_text`` as its config.
 
-    Command: ``java -Xmx.. -XX:+UseParallelGC [-DTLA-Library=..] -cp JAR tlc2.TLC
-    -workers N -cleanup -nowarning -metadir TMP/states -config alias-run.cfg
-    [extra_flags] MAIN`` in a fresh temp dir (all flags exist in TLC 2.15 and 1.8).
+    Command, run in a fresh temp dir TMP: ``java -Xmx{memory_mb}m
+    -XX:MaxMetaspaceSize=256m -XX:+UseParallelGC -XX:-UsePerfData
+    -Djava.io.tmpdir=TMP/jtmp -XX:ErrorFile=TMP/hs_err.log [-DTLA-Library=d1:d2]
+    -cp JAR tlc2.TLC -workers N -cleanup -nowarning -metadir TMP/states
+    -config alias-run.cfg [extra_flags] MAIN`` (all TLC flags exist in 2.15 and 1.8).
+    The output names TMP (e.g. ``Parsing file TMP/M.tla``); ``run_key`` does not
+    depend on it.
     ``extra_flags`` e.g. ``('-deadlock',)`` from :func:`alias.tla.cfg.for_jar`;
     only TLC options from a fixed allow-list (and their numeric arguments) pass.
-    Raises :class:`ToolError` for unsafe names / flags; every tool failure is a
+    Raises :class:`ToolError` for unsafe names / flags or a ``CommunityModules*.jar``
+    next to the jar; every tool failure is a
     result (``kind`` ``'crash'``/``'timeout'``...), never an exception.
     """
     _check_files(files, main)
+    _check_classpath(config.jar)
     flags = tuple(extra_flags)
     for f in flags:
         if f not in _TLC_FLAGS and not re.fullmatch(r"\d+", f):
