@@ -25,8 +25,17 @@ STANDARD_MODULES = frozenset(
 
 @lru_cache(maxsize=1)
 def language() -> ts.Language:
-    """The tree-sitter TLA+ language object."""
-    return ts.Language(tst.language())
+    """The tree-sitter TLA+ language object.
+
+    tree-sitter-tlaplus 1.5.0 hands over its grammar as an integer pointer, which
+    tree-sitter 0.25+ still accepts but flags as deprecated; the warning is silenced here
+    because no newer grammar release exists.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return ts.Language(tst.language())
 
 
 def parse(text: str) -> ts.Tree:
