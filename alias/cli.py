@@ -14,9 +14,22 @@ from alias.params import load_params
 console = Console()
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors caused by input or setup: printed as one line, exit status 1."""
+    from alias.corpus.ingest import IngestError
+    from alias.store.db import StoreError
+    from alias.tla.cfg import CfgError
+    from alias.tla.tools import ToolError
+
+    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError)
+
+
 def _run(fn, params_file: str) -> None:
-    params = load_params(params_file)
-    summary = fn(params)
+    try:
+        params = load_params(params_file)
+        summary = fn(params)
+    except _user_errors() as e:
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
     console.print_json(json.dumps(summary, default=str))
 
 
@@ -50,16 +63,24 @@ _stage("report", "report_stage", "Tables K.1, C.1, hidden names and metrics unde
 @click.argument("sql")
 @click.option("--db", default="data/alias.duckdb", show_default=True)
 @click.option("--limit", default=200, show_default=True, help="Rows to print at most.")
-def query(sql: str, db: str, limit: int) -> None:
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (all columns, untruncated) instead of a table.")
+def query(sql: str, db: str, limit: int, as_csv: bool) -> None:
     """Run SQL against the store and print a table."""
     from alias.store.db import StoreError, query as run_query
 
+    if not sql.strip():
+        raise click.ClickException("empty SQL: pass a statement, e.g. \"SELECT * FROM v_test_set\"")
     try:
         df = run_query(sql, db)
     except StoreError as e:
         raise click.ClickException(str(e)) from e
     except Exception as e:  # a SQL error is the user's to fix: print it, no traceback
         raise click.ClickException(f"{type(e).__name__}: {e}") from e
+    if df is None:
+        raise click.ClickException("the statement returned no result set")
+    if as_csv:
+        click.echo(df.head(limit).to_csv(index=False), nl=False)
+        return
     table = Table(show_lines=False)
     for c in df.columns:
         table.add_column(str(c))

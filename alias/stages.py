@@ -36,8 +36,10 @@ def ingest_stage(params: dict, out: Path = DATA / "ingest") -> dict[str, Any]:
     for name, df in tables.items():
         write_parquet(df, out / f"{name}.parquet")
     cand = tables["candidates"]
-    return {"candidates": len(cand), "tasks": len(tables["tasks"]),
-            "excluded": cand.loc[cand.status == "excluded", "reason"].value_counts().to_dict()}
+    tasks = tables["tasks"]
+    return {"candidates": len(cand), "tasks": len(tasks),
+            "excluded": cand.loc[cand.status == "excluded", "reason"].value_counts().to_dict(),
+            "description_sources": tasks["description_source"].value_counts().to_dict() if len(tasks) else {}}
 
 
 # ----------------------------------------------------------------------------- rename
@@ -53,7 +55,6 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
     files under ``data/rename/files/<task_id>/``. Identical params give identical bytes.
     """
     from alias.rename.cir import leftover_identifiers, rename_task
-    from alias.rename.names import RenameError
     from alias.rename.descriptions import rename_description
     from alias.tla.cfg import parse_cfg
     from alias.tla.syntax import STANDARD_MODULES
@@ -78,7 +79,7 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
             try:
                 res = rename_task(author, set(author), t.cfg_text, seed=seed, salt=t.task_id,
                                   library_modules=library)
-            except (RenameError, Exception) as e:  # noqa: B014 - a failure excludes this task only
+            except Exception as e:  # RenameError or a bug on odd input: excludes this task only
                 row.update(status="error", error=f"{type(e).__name__}: {e}")
                 task_rows.append(row)
                 bar.advance()
@@ -199,7 +200,7 @@ def verify_task(task, files_orig: dict, renamed: dict | None, config, logs: Path
         if md is not None and t.get("kind") == "success" and t.get("distinct_states") is not None:
             ts["manifest_match"] = bool(md == t["distinct_states"])
     if not s.get("ok_strict"):
-        ts.update(reason="sany_original", detail=s.get("error_message"))
+        ts.update(reason=_sany_reason("original", s), detail=s.get("error_message"))
         return runs, ts
     if t.get("kind") != "success":
         ts.update(reason=f"tlc_original_{t.get('kind')}", detail=t.get("error_message"))
@@ -215,7 +216,7 @@ def verify_task(task, files_orig: dict, renamed: dict | None, config, logs: Path
         ts.update(renamed_kind=t2["kind"], renamed_distinct_states=t2.get("distinct_states"),
                   renamed_depth=t2.get("depth"))
     if not s2.get("ok_strict"):
-        ts.update(reason="sany_renamed", detail=s2.get("error_message"))
+        ts.update(reason=_sany_reason("renamed", s2), detail=s2.get("error_message"))
     elif t2.get("kind") != "success":
         ts.update(reason=f"tlc_renamed_{t2.get('kind')}", detail=t2.get("error_message"))
     elif (t2.get("distinct_states"), t2.get("depth")) != (t.get("distinct_states"), t.get("depth")):
@@ -225,6 +226,13 @@ def verify_task(task, files_orig: dict, renamed: dict | None, config, logs: Path
     else:
         ts["in_test_set"] = True
     return runs, ts
+
+
+def _sany_reason(condition: str, row: dict) -> str:
+    """``sany_<condition>`` for a module SANY rejects; ``..._timeout``/``..._crash`` when
+    SANY did not finish, so a tool failure is never read as a parse failure."""
+    kind = row.get("kind")
+    return f"sany_{condition}_{kind}" if kind in ("timeout", "crash") else f"sany_{condition}"
 
 
 def _int(v):
@@ -247,6 +255,9 @@ def verify_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir: P
     rmods = read_parquet(rename_dir / "renamed_modules.parquet")
     libs = modules[modules.role == "library"]
     config = tool_config(params)
+    from alias.tla.tools import check_java
+
+    check_java(config)  # a missing Java is a setup error, not 105 failed tasks
     logs = out / "logs"
     if logs.exists():
         shutil.rmtree(logs)

@@ -94,3 +94,19 @@ def test_real_corpus_ingest(corpus_root, deps_dirs):
     t2 = ingest(corpus_root, None, (), 60)
     miss = t2["candidates"].query("reason == 'missing_module'")
     assert len(miss) > len(cand.query("reason == 'missing_module'"))
+
+
+def test_cli_stage_reports_bad_corpus_in_one_line(tmp_path):
+    from click.testing import CliRunner
+
+    from alias.cli import main
+
+    params = tmp_path / "params.yaml"
+    params.write_text(f"corpus:\n  path: {tmp_path / 'nope'}\n  descriptions: ''\n")
+    res = CliRunner().invoke(main, ["ingest", "--params", str(params)])
+    assert res.exit_code == 1
+    assert "IngestError" in res.output and "no specifications/ directory" in res.output
+    assert "Traceback" not in res.output
+    params.write_text(f"corpus:\n  path: {EMBEDDED_CORPUS}\n  library: [{tmp_path / 'nolib'}]\n")
+    res = CliRunner().invoke(main, ["ingest", "--params", str(params)])
+    assert res.exit_code == 1 and "library directory not found" in res.output

@@ -140,6 +140,11 @@ def test_cli_query_prints_a_table(workdir):
     assert "tasks" in res.output and "6" in res.output
     bad = CliRunner().invoke(main, ["query", "SELECT nope FROM v_test_set", "--db", str(wd / "data/alias.duckdb")])
     assert bad.exit_code != 0 and "nope" in bad.output
+    empty = CliRunner().invoke(main, ["query", "  ", "--db", str(wd / "data/alias.duckdb")])
+    assert empty.exit_code == 1 and "empty SQL" in empty.output
+    csv = CliRunner().invoke(main, ["query", "SELECT task_id FROM v_test_set ORDER BY 1", "--csv",
+                                    "--db", str(wd / "data/alias.duckdb")])
+    assert csv.exit_code == 0 and csv.output.splitlines()[:2] == ["task_id", "BoundedBuffer.BoundedBuffer.BoundedBuffer"]
 
 
 def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):

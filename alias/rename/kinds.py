@@ -6,7 +6,8 @@ An identifier is split into parts (``FinishUpdate`` -> ``Finish``, ``Update``;
 * ``convention`` when it is a TLA+ naming convention (:data:`CONVENTIONS`, also with the
   ``MC`` prefix of a model wrapper or with a trailing digit);
 * ``domain`` when every part is an English dictionary word of two letters or more
-  (the packaged Webster's 2nd International list of the ``english-words`` package);
+  (the packaged Webster's 2nd International list of the ``english-words`` package,
+  whose entries are lemmas, so regular inflections ``Values``, ``Departs`` count too);
 * ``abbreviation`` otherwise (single letters, ``hr``, ``msgs``, ...).
 """
 
@@ -52,9 +53,33 @@ def category(name: str) -> str:
     if base in CONVENTIONS or stripped in CONVENTIONS:
         return "convention"
     words = [p.lower() for p in split_identifier(name) if not p.isdigit()]
-    if words and all(len(w) >= 2 and w in english_words() for w in words):
+    if words and all(len(w) >= 2 and is_english_word(w) for w in words):
         return "domain"
     return "abbreviation"
+
+
+#: Inflectional endings tried when a word is not in the list itself (the list holds
+#: lemmas: ``values`` -> ``value``, ``departs`` -> ``depart``, ``waiting`` -> ``wait``).
+_SUFFIXES = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", ""),
+             ("ing", ""), ("ing", "e"))
+
+
+def is_english_word(word: str) -> bool:
+    """Whether lower-case ``word`` is in the dictionary, directly or as a regular
+    inflection (plural, third person, past, gerund) of a listed lemma."""
+    words = english_words()
+    if word in words:
+        return True
+    for suffix, repl in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            if word[: -len(suffix)] + repl in words:
+                return True
+    # doubled final consonant: stopped -> stop, running -> run
+    for suffix in ("ed", "ing"):
+        stem = word[: -len(suffix)] if word.endswith(suffix) else ""
+        if len(stem) >= 3 and stem[-1] == stem[-2] and stem[:-1] in words:
+            return True
+    return False
 
 
 def mentions(text: str, name: str) -> bool:

@@ -102,12 +102,15 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
 
 
 def query(sql: str, db_path: str | Path = "data/alias.duckdb") -> pd.DataFrame:
-    """Run ``sql`` read-only against the store and return a DataFrame."""
+    """Run ``sql`` read-only against the store and return a DataFrame (``None`` for a
+    statement without a result set). Raises :class:`StoreError` if there is no store and
+    ``duckdb.Error`` for invalid SQL."""
     p = Path(db_path)
     if not p.exists():
         raise StoreError(f"no store at {p}: run `dvc repro` (or `alias load`) first")
     con = duckdb.connect(str(p), read_only=True)
     try:
-        return con.execute(sql).df()
+        cur = con.execute(sql)
+        return cur.df() if cur.description else None
     finally:
         con.close()

