@@ -34,3 +34,26 @@ def tool_config():
     except FileNotFoundError as e:  # pragma: no cover - depends on the machine
         pytest.skip(str(e))
     return ToolConfig(jar=jar, timeout_s=60, memory_mb=512)
+
+
+@pytest.fixture(scope="session")
+def sany():
+    """``sany(files, main, library=()) -> (ok_strict, output)`` through the project's own
+    SANY runner (own temp dir and java.io.tmpdir per run); skips without Java/jar."""
+    import shutil
+
+    from alias.tla.tools import ToolConfig, find_jar, run_sany
+
+    if shutil.which("java") is None:
+        pytest.skip("no java")
+    try:
+        jar = find_jar(None)
+    except FileNotFoundError as e:  # pragma: no cover
+        pytest.skip(str(e))
+
+    def run(files: dict[str, str], main: str, library: tuple[str, ...] = ()) -> tuple[bool, str]:
+        res = run_sany({f"{k}.tla" if not k.endswith(".tla") else k: v for k, v in files.items()}, main,
+                       ToolConfig(jar=jar, library=tuple(library), timeout_s=120, memory_mb=512))
+        return res.ok_strict, res.output
+
+    return run

@@ -2,6 +2,7 @@
 ingest -> rename -> verify -> identifiers -> load -> report, plus `alias query`."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -167,12 +168,15 @@ def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
     pd.concat([tasks, extra.to_frame().T]).to_parquet(ing / "tasks.parquet")
     pd.concat([mods, pd.DataFrame([{"task_id": "Big.Big.Big", "module": "Big", "role": "system",
                                     "path": "x", "text": big, "sha256": "0"}])]).to_parquet(ing / "modules.parquet")
-    # a crash: the tool runner raises for one task
+    # a crash: the JVM of one task dies at once (java replaced by /bin/false), and the
+    # checking code of another raises
     real_check = stages._check
 
     def flaky(files, main, cfg_text, config, logs):
         if main == "Inventory":
-            raise RuntimeError("simulated JVM crash")
+            return real_check(files, main, cfg_text, dataclasses.replace(config, java="/bin/false"), logs)
+        if main == "Clock":
+            raise RuntimeError("simulated failure in the checking code")
         return real_check(files, main, cfg_text, config, logs)
 
     monkeypatch.setattr(stages, "_check", flaky)
@@ -182,9 +186,13 @@ def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
     ts = pd.read_parquet(out / "test_set.parquet").set_index("task_id")
     assert len(ts) == 7
     assert ts.loc["Big.Big.Big", "reason"] == "tlc_original_timeout"
-    assert ts.loc["Inventory.Inventory.Inventory", "reason"] == "verify_error"
-    assert "simulated JVM crash" in ts.loc["Inventory.Inventory.Inventory", "detail"]
-    assert summary["test_set"] == 5
+    assert ts.loc["Inventory.Inventory.Inventory", "reason"] == "sany_original_crash"
+    assert ts.loc["Clock.Clock.Clock", "reason"] == "verify_error"
+    assert "simulated failure" in ts.loc["Clock.Clock.Clock", "detail"]
+    assert summary["test_set"] == 4
+    assert ts.loc[["BoundedBuffer.BoundedBuffer.BoundedBuffer", "Peterson.Peterson.Peterson"], "in_test_set"].all()
+    runs = pd.read_parquet(out / "tlc_runs.parquet")
+    assert runs[runs.task_id == "Inventory.Inventory.Inventory"].kind.tolist() == ["crash"]
 
 
 @pytest.mark.corpus

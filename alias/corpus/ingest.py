@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from alias.tla.syntax import STANDARD_MODULES, ModuleInfo, module_info
+from alias.tla.syntax import ModuleInfo, module_info
 
 EMBEDDED_CORPUS = Path(__file__).resolve().parent / "embedded"
 
