@@ -103,17 +103,18 @@ def rename_stage(params: dict, inp: Path = DATA / "ingest", out: Path = DATA / "
                            ", ".join(f"{m}:{n}@{ln}" for m, n, ln in leftovers[:10]))
             tdir = files_dir / t.task_id
             tdir.mkdir(parents=True, exist_ok=True)
-            for old, new in sorted(names.items()):
-                text = res.modules[new]
+            original_of = {v: k for k, v in names.items()}
+            for new, text in sorted(res.modules.items()):  # one file per renamed module file
+                old = original_of.get(new, new)
                 p = tdir / f"{new}.tla"
                 p.write_text(text, encoding="utf-8")
-
                 mod_rows.append({"task_id": t.task_id, "module": new, "original_module": old,
                                  "role": roles.get(old, "utility"), "path": str(p), "text": text,
                                  "sha256": hashlib.sha256(text.encode()).hexdigest()})
             (tdir / f"{names[t.model_module]}.cfg").write_text(res.cfg_text, encoding="utf-8")
             seen = set()
-            for ident in res.identifiers:  # one row per renamed name; defining module first
+            for ident in res.identifiers:  # one row per name (the map is per task); a name
+                #                            defined in several modules keeps its first row
                 if ident["name"] in seen:
                     continue
                 seen.add(ident["name"])
