@@ -1,0 +1,1 @@
+"""Grading LLM outputs: extraction of one TLA+ module from raw model text."""
