@@ -312,10 +312,11 @@ def verify_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir: P
 
 
 def _manifest_note(row) -> str | None:
-    if row.manifest_match is pd.NA or row.manifest_match is None or pd.isna(row.manifest_match):
-        return None if row.manifest_distinct_states is not pd.NA else "manifest gives no distinctStates"
-    if bool(row.manifest_match):
-        return None
+    """Why a task has no manifest comparison, or how its count differs (None when equal)."""
+    if pd.isna(row.manifest_distinct_states):
+        return "manifest gives no distinctStates"
+    if pd.isna(row.manifest_match) or bool(row.manifest_match):
+        return None  # equal, or the original did not succeed (its reason says why)
     return (f"TLC here found {row.original_distinct_states} distinct states, the manifest "
             f"{row.manifest_distinct_states}")
 
