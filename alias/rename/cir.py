@@ -56,7 +56,7 @@ import tree_sitter as ts
 from alias.rename.names import NameGenerator, RenameError
 from alias.tla.syntax import STANDARD_MODULES, imported_modules, node_text, parse
 
-__all__ = ["RenameError", "RenameResult", "rename_task", "leftover_identifiers", "KINDS"]
+__all__ = ["RenameError", "RenameResult", "rename_task", "rename_names", "leftover_identifiers", "KINDS"]
 
 #: Kind vocabulary, in precedence order (see the module docstring).
 KINDS = ("module", "constant", "variable", "recursive", "local", "instance", "function",
@@ -698,4 +698,60 @@ def leftover_identifiers(
             text = node_text(node, src)
             if text in orig and dec in (RENAME, UNRESOLVED):
                 out.append((fname, text, node.start_point[0] + 1))
+    return out
+
+
+def rename_names(
+    modules: dict[str, str],
+    mapping: dict[str, str],
+    author: set[str] | None = None,
+    library_modules: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Apply a fixed ``mapping`` (old name -> new name, any lengths) to the author
+    modules, with the same resolution as :func:`rename_task`: only references to author
+    definitions (constants, variables, operators, module names) whose text is a key of
+    ``mapping`` change; bound variables, record fields, strings and comments stay.
+
+    Used by the behavior-based grade to translate an output into the reference's
+    vocabulary (Methods "Behavior-based grade") and by the grader controls to rename a
+    reference's operators (Appendix J).  Returns the rewritten author modules keyed by
+    their (possibly new) module names.  Raises :class:`RenameError` when a new name is
+    already an identifier of the author modules that is not itself renamed (the result
+    would capture it).
+    """
+    author_files = set(modules) if not author else set(author) & set(modules)
+    files = _import_closure(modules, author_files, library_modules or {})
+    task = _Task(files, author_files)
+    events: dict[str, list[tuple[int, int, str]]] = {}
+    renamed: set[str] = set()
+    tokens: set[str] = set()  # names in code a new name could capture (not fields/labels)
+    for fname in sorted(author_files):
+        src = task.srcs[fname]
+        evs = []
+        for node, dec, why, _mod in task.classify(fname):
+            text = node_text(node, src)
+            if dec == RENAME and text in mapping:
+                evs.append((node.start_byte, node.end_byte, text))
+                renamed.add(text)
+            elif why not in ("field", "subexpr-label", "label") and not (
+                    why == "binding" and node.parent is not None
+                    and node.parent.type in ("record_literal", "set_of_records")):
+                tokens.add(text)
+        events[fname] = evs
+    for m in task.all_mods:
+        tokens.update(m.own)
+    for old, new in mapping.items():
+        if old in renamed and new != old and new in tokens and new not in renamed:
+            raise RenameError(f"renaming {old} to {new} would capture the existing name {new}")
+    out: dict[str, str] = {}
+    for fname in sorted(author_files):
+        src = task.srcs[fname]
+        parts, pos = [], 0
+        for start, end, text in sorted(events[fname]):
+            if start < pos:
+                continue
+            parts += [src[pos:start], mapping[text].encode("utf-8")]
+            pos = end
+        parts.append(src[pos:])
+        out[mapping.get(fname, fname)] = b"".join(parts).decode("utf-8")
     return out

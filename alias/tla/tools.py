@@ -273,6 +273,27 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+def sany_run_key(files: dict[str, str], main: str, config: ToolConfig) -> str:
+    """The ``run_key`` that :func:`run_sany` gives these arguments (sha256 hex of the
+    file contents, main module, tool version and library path), computed without
+    running anything; a cache of SANY results is keyed by it."""
+    return _run_key("sany", files, main, None, _version_or_unknown(config), (), tuple(config.library))
+
+
+def tlc_run_key(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
+                extra_flags: tuple[str, ...] | list[str] = ()) -> str:
+    """The ``run_key`` that :func:`run_tlc` gives these arguments, without running TLC."""
+    return _run_key("tlc", files, main, cfg_text, _version_or_unknown(config), tuple(extra_flags),
+                    tuple(config.library))
+
+
+def _version_or_unknown(config: ToolConfig) -> str:
+    try:
+        return tool_version(config)
+    except Exception as e:
+        return f"unknown ({e})"
+
+
 def _check_classpath(jar: Path) -> None:
     """Refuse a jar whose manifest ``Class-Path`` would pull in the Community
     Modules jar (Java overrides such as ``IOUtils`` can run commands)."""
@@ -373,10 +394,7 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     """
     _check_files(files, main)
     _check_classpath(config.jar)
-    try:
-        version = tool_version(config)
-    except Exception as e:
-        version = f"unknown ({e})"
+    version = _version_or_unknown(config)
     key = _run_key("sany", files, main, None, version, (), tuple(config.library))
     tmp = _with_tmp(files)
     try:
@@ -435,10 +453,7 @@ def run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
     for f in flags:
         if f not in _TLC_FLAGS and not re.fullmatch(r"\d+", f):
             raise ToolError(f"TLC flag {f!r} not allowed")
-    try:
-        version = tool_version(config)
-    except Exception as e:
-        version = f"unknown ({e})"
+    version = _version_or_unknown(config)
     key = _run_key("tlc", files, main, cfg_text, version, flags, tuple(config.library))
     tmp = _with_tmp(files)
     try:

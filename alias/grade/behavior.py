@@ -1,0 +1,611 @@
+"""The behavior-based grade (Methods "Behavior-based grade", Appendices H and I).
+
+An output G is compared with the reference R of its condition under a one-to-one map
+from R's variables and constants to G's.  The grader translates G into R's vocabulary
+(every mapped name of G is renamed to R's name with the same scope-aware renamer as
+CIR, :func:`alias.rename.cir.rename_names`), stages the translated output under the
+module names ``AliasOut`` (the system module) and ``AliasOutModel`` (its model: the
+task's wrapper re-pointed at ``AliasOut``, or ``AliasOut`` itself), and runs two TLC
+checks, both with the task's cfg constants, state constraints, symmetry set and view:
+
+* **forward** -- module ``AliasForward`` EXTENDS ``AliasOutModel`` and instantiates R's
+  model module (``AliasRef == INSTANCE <model>``, every parameter substituted by the
+  same-named symbol of the translated output); TLC runs G's specification formula and
+  checks R's specification formula as a property and the cfg's invariants and properties
+  as ``AliasRef!...``, i.e. with R's own definitions.  It passes when every behavior of
+  G is a behavior of R and satisfies R's properties.
+* **reverse** -- module ``AliasReverse`` EXTENDS R's model module and instantiates the
+  output; TLC runs R's specification (the cfg's) and checks G's safety formula
+  ``I /\\ [][N]_v`` (see :mod:`alias.grade.specshape`), so an output that allows too
+  few behaviors (one that never moves) fails.
+
+G is correct when both pass under one map.  Maps: identical names first, then the other
+bijections ordered by name similarity, at most ``max_maps`` in all (60, params
+``grade.max_maps``).  Before trying a map TLC prunes it cheaply: one run per module
+computes the set of initial values of each variable (TLC with an action constraint that
+allows no step, dumping the state graph), and a map must pair variables whose initial
+value sets are equal.
+
+Control-label variables (Appendix I): for a reference with string-valued control
+variables (the ``pc`` of a PlusCal translation) the grader also tries 1-to-1 maps
+between the string values of the two modules (shared strings first, then the rest in
+order of first appearance); failing those, TLC dumps both state graphs, both are
+projected onto the data variables and must accept the same sequences of observable
+states (:func:`alias.grade.stategraph.equivalent_observable`).
+
+Every TLC run is recorded in :attr:`BehaviorVerdict.calls` and cached by run key.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from alias.grade.cache import Call, ToolRunner
+from alias.grade.reference import Reference
+from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
+                                   split_spec, spec_shaped_definitions)
+from alias.rename.cir import rename_names
+from alias.rename.names import RenameError
+from alias.tla.cfg import Cfg, CfgError, for_jar, parse_cfg
+from alias.tla.syntax import module_info
+from alias.tla.tools import supports_check_deadlock
+
+OUT = "AliasOut"
+OUT_MODEL = "AliasOutModel"
+FORWARD = "AliasForward"
+REVERSE = "AliasReverse"
+INIT_DUMP = "AliasInitDump"
+_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_HEADER = re.compile(r"^(\s*-{4,}\s*MODULE\s+)([A-Za-z0-9_]+)(\s*-{4,})", re.M)
+
+
+@dataclass
+class OutputSide:
+    """The modules of one output: ``modules`` (module name -> text), the name of the
+    module that plays the system module (``system``) and, optionally, the module that
+    plays the wrapper (``wrapper``).  A model output is just ``{S: text}`` with
+    ``system=S``; the reference's wrapper is then copied and re-pointed at it.  The
+    grader controls pass whole renamed copies (system, wrapper and helper modules)."""
+
+    modules: dict[str, str]
+    system: str
+    wrapper: str | None = None
+
+
+@dataclass
+class CheckResult:
+    passed: bool
+    kind: str
+    detail: str | None = None
+    distinct_states: int | None = None
+
+
+@dataclass
+class BehaviorVerdict:
+    """Result of :func:`grade_behavior`.
+
+    ``passed``; ``reason`` (``None`` on a pass, else a code such as
+    ``variable_count_differs``, ``no_spec_formula``, ``no_map_passes``); ``method``:
+    ``'refinement'`` (forward and reverse TLC checks), ``'label_map'`` (with a map of
+    control-label strings) or ``'data_graph'`` (projected state graphs, Appendix I);
+    ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
+    map that passed (or of the last map tried); ``maps_tried``; ``forward``/``reverse``:
+    TLC kinds of the last checks; ``attempts``: one line per map tried; ``calls``.
+    """
+
+    passed: bool
+    reason: str | None = None
+    method: str | None = None
+    mapping: dict | None = None
+    maps_tried: int = 0
+    forward: str | None = None
+    reverse: str | None = None
+    attempts: list[str] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- helpers
+def _set_header(text: str, name: str) -> str:
+    return _HEADER.sub(lambda m: m.group(1) + name + m.group(3), text, count=1)
+
+
+def _module(name: str, body: str) -> str:
+    return f"---- MODULE {name} ----\n{body}====\n"
+
+
+def replace_strings(text: str, mapping: dict[str, str]) -> str:
+    """Replace string literals ``"a"`` by ``"mapping[a]"`` in one pass (no chains)."""
+    if not mapping:
+        return text
+    return _STRING.sub(lambda m: '"' + mapping.get(m.group(1), m.group(1)) + '"', text)
+
+
+def _declared(texts: list[str]) -> tuple[list[str], list[str]]:
+    vs: list[str] = []
+    cs: list[str] = []
+    for t in texts:
+        info = module_info(t)
+        vs += [v for v in info.variables if v not in vs]
+        cs += [c for c in info.constants if c not in cs]
+    return vs, cs
+
+
+def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 5000) -> list[dict[str, str]]:
+    """Bijections ``src -> dst`` (lists of equal length), best first: fewer pairs with
+    different names, then higher name similarity.  ``compatible(a, b)`` prunes pairs.
+    Backtracking; at most ``limit`` maps are generated before sorting."""
+    if len(src) != len(dst):
+        return []
+
+    def sim(a: str, b: str) -> float:
+        return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+    options = {a: sorted((b for b in dst if compatible is None or compatible(a, b)),
+                         key=lambda b: -sim(a, b)) for a in src}
+    order = sorted(src, key=lambda a: len(options[a]))
+    found: list[dict[str, str]] = []
+
+    def rec(i: int, used: set, cur: dict) -> None:
+        if len(found) >= limit:
+            return
+        if i == len(order):
+            found.append(dict(cur))
+            return
+        a = order[i]
+        for b in options[a]:
+            if b not in used:
+                cur[a] = b
+                used.add(b)
+                rec(i + 1, used, cur)
+                used.discard(b)
+                del cur[a]
+
+    rec(0, set(), {})
+    found.sort(key=lambda m: (sum(a != b for a, b in m.items()), -sum(sim(a, b) for a, b in m.items())))
+    return [{a: m[a] for a in src} for m in found]
+
+
+# --------------------------------------------------------------------------- grader
+class BehaviorGrader:
+    """Grades outputs against one reference; reuses the reference-side TLC runs."""
+
+    def __init__(self, ref: Reference, runner: ToolRunner, *, max_maps: int = 60,
+                 max_dot_bytes: int = 200_000_000):
+        self.ref = ref
+        self.runner = runner
+        self.max_maps = max_maps
+        self.max_dot_bytes = max_dot_bytes
+        self.cfg: Cfg = parse_cfg(ref.cfg_text)
+        ref_texts = [ref.system_text] + ([ref.files[f"{ref.wrapper_module}.tla"]] if ref.wrapper_module else [])
+        self.r_vars, self.r_consts = _declared(ref_texts)
+        self.modern = supports_check_deadlock(runner.config)
+        self._shared: dict = {}  # reference-side results, shared by the per-call copies
+
+    @property
+    def sg(self):
+        from alias.grade import stategraph
+        return stategraph
+
+    @property
+    def r_control(self) -> list[str]:
+        """The reference's control-label variables (Appendix I)."""
+        if "control" not in self._shared:
+            self._shared["control"] = [v for v in self.sg.control_variables(self.ref.system_text)
+                                       if v in self.r_vars]
+        return self._shared["control"]
+
+    # ------------------------------------------------------------------ staging
+    def _stage(self, out: OutputSide, mapping: dict[str, str], labels: dict[str, str] | None = None
+               ) -> tuple[dict[str, str], str]:
+        """Translate the output side by ``mapping`` (G name -> R name), rename its
+        modules to ``AliasOut``/``AliasOutModel`` and return (files, model module name).
+        Raises RenameError on a name capture."""
+        ref = self.ref
+        mods = dict(out.modules)
+        system_text = _set_header(mods.pop(out.system), out.system)
+        mods[out.system] = system_text
+        wrapper = out.wrapper
+        if wrapper is None and ref.wrapper_module:
+            wrapper = ref.wrapper_module
+            mods[wrapper] = ref.files[f"{wrapper}.tla"]
+        mod_map = {out.system: OUT}
+        if wrapper:
+            mod_map[wrapper] = OUT_MODEL
+        taken = {k[:-4] for k in ref.files}
+        for i, name in enumerate(sorted(m for m in mods if m not in mod_map)):
+            if name in taken:
+                mod_map[name] = f"AliasOutM{i}"
+        lib = {k[:-4]: v for k, v in ref.files.items() if k[:-4] not in mods}
+        full = {**{k: v for k, v in mapping.items() if k != v}, **mod_map}
+        translated = rename_names(mods, full, author=set(mods), library_modules=lib)
+        if labels:
+            translated = {k: replace_strings(v, labels) for k, v in translated.items()}
+        files = dict(ref.files)
+        for name, text in translated.items():
+            files[f"{name}.tla"] = _set_header(text, name)
+        return files, (OUT_MODEL if wrapper else OUT)
+
+    # ------------------------------------------------------------------ spec location
+    def _locate(self, files: dict[str, str], model: str) -> tuple[str | None, str | None, object]:
+        """(module defining G's spec, spec name, SpecShape) or (None, reason, None)."""
+        cfg = self.cfg
+        order = [model] if model == OUT else [model, OUT]
+        defs = {m: defined_names(files[f"{m}.tla"]) for m in order}
+        names: list[str] = []
+        if cfg.specification:
+            names.append(cfg.specification)
+        names.append("Spec")
+        for name in names:
+            for m in order:
+                if name in defs[m]:
+                    shape = split_spec(files[f"{m}.tla"], name)
+                    if shape is not None:
+                        return m, name, shape
+        for m in order:
+            for name in spec_shaped_definitions(files[f"{m}.tla"]):
+                return m, name, split_spec(files[f"{m}.tla"], name)
+        if cfg.init and cfg.next:
+            return None, "init_next", None
+        return None, "no_spec_formula", None
+
+    # ------------------------------------------------------------------ cfg builders
+    def _cfg_base(self) -> Cfg:
+        c = copy.deepcopy(self.cfg)
+        c.invariants, c.properties = [], []
+        c.alias, c.postcondition = None, None
+        return c
+
+    def _write(self, c: Cfg) -> tuple[str, tuple[str, ...]]:
+        return for_jar(c, self.modern, supports_alias=self.modern)
+
+    def forward(self, files: dict[str, str], model: str, spec_name: str | None) -> CheckResult:
+        cfg = self.cfg
+        ref = self.ref
+        defs = [f"EXTENDS {model}", f"AliasRef == INSTANCE {ref.model_module}"]
+        if cfg.specification:
+            defs.append(f"AliasRefSpec == AliasRef!{cfg.specification}")
+        else:
+            vs = ", ".join(self.r_vars)
+            defs.append(f"AliasRefSpec == AliasRef!{cfg.init} /\\ [][AliasRef!{cfg.next}]_<<{vs}>>")
+        c = self._cfg_base()
+        for i, n in enumerate(cfg.invariants):
+            defs.append(f"AliasRefInv{i} == AliasRef!{n}")
+            c.invariants.append(f"AliasRefInv{i}")
+        c.properties.append("AliasRefSpec")
+        for i, n in enumerate(cfg.properties):
+            defs.append(f"AliasRefProp{i} == AliasRef!{n}")
+            c.properties.append(f"AliasRefProp{i}")
+        c.constraints = []
+        for i, n in enumerate(cfg.constraints):
+            defs.append(f"AliasRefCon{i} == AliasRef!{n}")
+            c.constraints.append(f"AliasRefCon{i}")
+        c.action_constraints = []
+        for i, n in enumerate(cfg.action_constraints):
+            defs.append(f"AliasRefAct{i} == AliasRef!{n}")
+            c.action_constraints.append(f"AliasRefAct{i}")
+        if cfg.symmetry:
+            defs.append(f"AliasRefSym == AliasRef!{cfg.symmetry}")
+            c.symmetry = "AliasRefSym"
+        if cfg.view:
+            defs.append(f"AliasRefView == AliasRef!{cfg.view}")
+            c.view = "AliasRefView"
+        # a cfg substitution ``c <- d`` whose ``d`` only the reference defines (e.g. in a
+        # wrapper the output side renamed): take R's definition
+        out_defs = set()
+        for m in {model, OUT}:
+            out_defs |= set(definition_arities(files[f"{m}.tla"]))
+        ref_ar = {}
+        for m in (ref.system_module, ref.model_module):
+            ref_ar.update(definition_arities(ref.files[f"{m}.tla"]))
+        for const in cfg.constants:
+            d = const.value.strip()
+            if const.op == "<-" and not const.module and d not in out_defs and d in ref_ar:
+                n = ref_ar[d]
+                ps = ", ".join(f"alias_p{i}" for i in range(n))
+                defs.append(f"{d}({ps}) == AliasRef!{d}({ps})" if n else f"{d} == AliasRef!{d}")
+                out_defs.add(d)
+        if spec_name is not None:
+            c.specification, c.init, c.next = spec_name, None, None
+        else:  # the cfg uses INIT/NEXT: the output's Init and Next
+            c.specification, c.init, c.next = None, "Init", "Next"
+        files = dict(files)
+        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs) + "\n")
+        text, flags = self._write(c)
+        return self._tlc(files, FORWARD, text, flags, "forward")
+
+    def reverse(self, files: dict[str, str], model: str) -> CheckResult:
+        ref = self.ref
+        body = (f"EXTENDS {ref.model_module}\nAliasG == INSTANCE {model}\n"
+                "AliasGVars == AliasG!AliasOutVars\n"
+                "AliasGSafety == AliasG!AliasOutInit /\\ [][AliasG!AliasOutNext]_AliasGVars\n")
+        c = self._cfg_base()
+        c.properties = ["AliasGSafety"]
+        c.check_deadlock = False
+        files = dict(files)
+        files[f"{REVERSE}.tla"] = _module(REVERSE, body)
+        text, flags = self._write(c)
+        return self._tlc(files, REVERSE, text, flags, "reverse")
+
+    def _tlc(self, files, main, cfg_text, flags, purpose) -> CheckResult:
+        r = self.runner.tlc(files, main, cfg_text, flags, purpose=purpose)
+        detail = None if r.kind == "success" else (r.error_message or r.kind)
+        return CheckResult(r.kind == "success", r.kind, detail, r.distinct_states)
+
+    # ------------------------------------------------------------------ init values
+    def _init_values(self, files: dict[str, str], model: str, variables: list[str],
+                     init: str | None) -> dict[str, frozenset] | None:
+        """Set of initial values per variable (TLC with no step allowed), or None."""
+        c = self._cfg_base()
+        c.constraints, c.action_constraints, c.symmetry, c.view = [], ["AliasNoStep"], None, None
+        c.check_deadlock = False
+        if init is not None:
+            c.specification, c.init, c.next = None, init, "AliasNoNext"
+        vs = ", ".join(variables)
+        body = (f"EXTENDS {model}\nAliasNoStep == UNCHANGED <<{vs}>> /\\ ~UNCHANGED <<{vs}>>\n"
+                f"AliasNoNext == UNCHANGED <<{vs}>>\n")
+        files = dict(files)
+        files[f"{INIT_DUMP}.tla"] = _module(INIT_DUMP, body)
+        text, flags = self._write(c)
+        g = self._dump(files, INIT_DUMP, text, flags, "init_dump")
+        if g is None:
+            return None
+        out: dict[str, set] = {v: set() for v in variables}
+        for state in g.nodes.values():
+            for v in variables:
+                if v in state:
+                    out[v].add(state[v])
+        return {v: frozenset(s) for v, s in out.items()}
+
+    def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str):
+        """The state graph TLC dumps for this run (cached by run key), or None."""
+        from alias.grade.cache import Call
+        from alias.tla.tools import tlc_run_key
+
+        key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags)
+        hit = self.runner.load_extra(key)
+        if hit is not None:
+            self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
+            if hit.get("kind") != "success":
+                return None
+            return self.sg.StateGraph(nodes=hit["nodes"], edges=[tuple(e) for e in hit["edges"]],
+                                      initial=hit["initial"])
+        g = self.sg.dump_state_graph(files, main, cfg_text, self.runner.config, flags,
+                                     max_dot_bytes=self.max_dot_bytes)
+        tlc = g.tlc
+        ok = isinstance(g, self.sg.StateGraph)
+        self.runner._record(Call("tlc", key, tlc.kind if tlc else "crash", False, tlc.wall_s if tlc else 0.0,
+                                 purpose))
+        if ok:
+            self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
+                                          "initial": g.initial})
+            return g
+        if g.kind not in ("timeout", "crash"):
+            self.runner.store_extra(key, {"kind": g.kind})
+        return None
+
+    def reference_init_values(self) -> dict[str, frozenset] | None:
+        if "init" not in self._shared:
+            init = None if self.cfg.specification else self.cfg.init
+            self._shared["init"] = self._init_values(self.ref.files, self.ref.model_module, self.r_vars, init)
+        return self._shared["init"]
+
+    # ------------------------------------------------------------------ main
+    def grade(self, out: OutputSide) -> BehaviorVerdict:
+        """Grade one output side; thread-safe (each call works on a shallow copy with
+        its own call list; the reference's initial values are shared)."""
+        worker = copy.copy(self)
+        worker.runner = self.runner.child()
+        return worker._grade(out)
+
+    def _grade(self, out: OutputSide) -> BehaviorVerdict:
+        v = BehaviorVerdict(passed=False)
+        texts = [out.modules[out.system]] + ([out.modules[out.wrapper]] if out.wrapper else [])
+        if not out.wrapper and self.ref.wrapper_module:
+            texts.append(self.ref.files[f"{self.ref.wrapper_module}.tla"])
+        g_vars, g_consts = _declared(texts)
+        if len(g_vars) != len(self.r_vars):
+            return self._done(v, f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}")
+        if len(g_consts) != len(self.r_consts):
+            return self._done(v, f"constant_count_differs: reference {len(self.r_consts)}, output {len(g_consts)}")
+        const_maps = _bijections(self.r_consts, g_consts)
+        var_maps = _bijections(self.r_vars, g_vars)
+        tried = 0
+        best: tuple | None = None
+        for cm in const_maps:
+            cands = var_maps[:1]
+            done: list[dict] = []
+            while cands:
+                vm = cands.pop(0)
+                if vm in done:
+                    continue
+                done.append(vm)
+                if tried >= self.max_maps:
+                    return self._done(v, v.reason or "no_map_passes", tried)
+                tried += 1
+                res = self._try(out, cm, vm, None, v)
+                if res == "passed":
+                    return self._done(v, None, tried, method="refinement")
+                if res == "fatal":
+                    return self._done(v, v.reason, tried)
+                if best is None:
+                    best = (cm, vm)
+                if not cands and len(done) == 1 and len(var_maps) > 1:
+                    cands = [m for m in self._pruned_var_maps(out, cm, g_vars) if m not in done]
+        # Appendix I: control-label variables
+        if self.r_control and best is not None:
+            cm, vm = best
+            for labels in self._label_maps(out, vm):
+                if tried >= self.max_maps:
+                    break
+                tried += 1
+                res = self._try(out, cm, vm, labels, v)
+                if res == "passed":
+                    return self._done(v, None, tried, method="label_map")
+            ok = self._data_graph(out, cm, vm, v)
+            if ok:
+                return self._done(v, None, tried, method="data_graph")
+        return self._done(v, v.reason or "no_map_passes", tried)
+
+    def _done(self, v: BehaviorVerdict, reason, tried: int = 0, method=None) -> BehaviorVerdict:
+        v.reason = reason
+        v.passed = reason is None
+        v.method = method
+        v.maps_tried = tried
+        v.calls = list(self.runner.calls)
+        return v
+
+    def _mapping_of(self, cm, vm, labels) -> dict[str, str]:
+        # G name -> R name for staging
+        m = {g: r for r, g in cm.items()}
+        m.update({g: r for r, g in vm.items()})
+        return m
+
+    def _try(self, out: OutputSide, cm, vm, labels, v: BehaviorVerdict) -> str:
+        v.mapping = {"variables": dict(vm), "constants": dict(cm), "labels": dict(labels or {})}
+        try:
+            files, model = self._stage(out, self._mapping_of(cm, vm, labels), labels)
+        except RenameError as e:
+            v.attempts.append(f"map {vm} {cm}: name capture ({e})")
+            v.reason = "name_capture"
+            return "next"
+        except Exception as e:  # a module tree-sitter cannot resolve
+            v.attempts.append(f"map {vm} {cm}: staging failed ({type(e).__name__}: {e})")
+            v.reason = f"staging_failed: {type(e).__name__}"
+            return "fatal"
+        mod, name, shape = self._locate(files, model)
+        if shape is None and name != "init_next":
+            v.reason = name
+            return "fatal"
+        if shape is not None:
+            files = dict(files)
+            key = f"{mod}.tla"
+            files[key] = append_definitions(files[key], definition_block("AliasOut", shape))
+        else:  # INIT/NEXT cfg: the output's Init and Next operators
+            gdefs = defined_names(files[f"{OUT}.tla"])
+            if not {"Init", "Next"} <= gdefs:
+                v.reason = "no_init_next"
+                return "fatal"
+            vs = ", ".join(self.r_vars)
+            files = dict(files)
+            files[f"{OUT}.tla"] = append_definitions(
+                files[f"{OUT}.tla"], f"AliasOutInit == Init\nAliasOutNext == Next\nAliasOutVars == <<{vs}>>\n")
+        fwd = self.forward(files, model, name if shape is not None else None)
+        v.forward = fwd.kind
+        if not fwd.passed:
+            v.attempts.append(f"map {vm} {cm} {labels or ''}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
+            v.reason = f"forward_{fwd.kind}"
+            if fwd.kind in ("parse_error", "semantic_error") and not vm and not cm:
+                return "fatal"
+            return "next"
+        rev = self.reverse(files, model)
+        v.reverse = rev.kind
+        if not rev.passed:
+            v.attempts.append(f"map {vm} {cm} {labels or ''}: reverse {rev.kind}: {(rev.detail or '')[:200]}")
+            v.reason = f"reverse_{rev.kind}"
+            return "next"
+        v.attempts.append(f"map {vm} {cm} {labels or ''}: forward and reverse pass")
+        return "passed"
+
+    def _pruned_var_maps(self, out: OutputSide, cm: dict, g_vars: list[str]) -> list[dict]:
+        """Variable maps whose paired initial-value sets agree (Methods: pruned by TLC)."""
+        r_init = self.reference_init_values()
+        try:
+            files, model = self._stage(out, {g: r for r, g in cm.items()})
+        except Exception:
+            files = None
+        g_init = None
+        if files is not None and r_init is not None:
+            mod, name, shape = self._locate(files, model)
+            init = None
+            if shape is not None:
+                files = dict(files)
+                files[f"{mod}.tla"] = append_definitions(files[f"{mod}.tla"], definition_block("AliasOut", shape))
+                init = "AliasOutInit"
+            elif name == "init_next":
+                init = "Init"
+            if init is not None:
+                g_init = self._init_values(files, model, g_vars, init)
+        control = set(self.r_control)
+        if r_init is None or g_init is None:
+            return _bijections(self.r_vars, g_vars)[: self.max_maps]
+
+        def compatible(r: str, g: str) -> bool:
+            if r in control:  # label values may differ by name
+                return all(x.startswith('"') for x in g_init.get(g, ())) and \
+                    len(g_init.get(g, ())) == len(r_init.get(r, ()))
+            return r_init.get(r) == g_init.get(g)
+
+        return _bijections(self.r_vars, g_vars, compatible)[: self.max_maps]
+
+    def _label_maps(self, out: OutputSide, vm: dict) -> list[dict[str, str]]:
+        """Candidate maps G label -> R label for the control variables (Appendix I)."""
+        maps: list[dict[str, str]] = []
+        g_text = out.modules[out.system]
+        for r_var in self.r_control:
+            g_var = vm.get(r_var, r_var)
+            r_labels = self.sg.control_label_values(self.ref.system_text, r_var)
+            g_labels = self.sg.control_label_values(g_text, g_var)
+            if not r_labels or len(r_labels) != len(g_labels):
+                continue
+            shared = [x for x in r_labels if x in g_labels]
+            rs = [x for x in r_labels if x not in shared]
+            gs = [x for x in g_labels if x not in shared]
+            m = {x: x for x in shared} | dict(zip(gs, rs))  # G -> R, order of appearance
+            if any(a != b for a, b in m.items()):
+                maps.append(m)
+            m2 = dict(zip(g_labels, r_labels))
+            if m2 != m and any(a != b for a, b in m2.items()):
+                maps.append(m2)
+        return maps
+
+    def _data_graph(self, out: OutputSide, cm: dict, vm: dict, v: BehaviorVerdict) -> bool:
+        """Appendix I fallback: the projected state graphs on the data variables must
+        accept the same sequences of observable states."""
+        data = [x for x in self.r_vars if x not in self.r_control]
+        if not data:
+            return False
+        try:
+            files, model = self._stage(out, self._mapping_of(cm, vm, None))
+        except Exception:
+            return False
+        mod, name, shape = self._locate(files, model)
+        c = self._cfg_base()
+        c.check_deadlock = False
+        c.view = None
+        rtext, rflags = self._write(c)
+        rg = self._dump(self.ref.files, self.ref.model_module, rtext, rflags, "graph_reference")
+        if rg is None:
+            v.attempts.append("data graph: reference state graph not available")
+            return False
+        gc = copy.deepcopy(c)
+        if shape is not None:
+            gc.specification, gc.init, gc.next = name, None, None
+        gtext, gflags = self._write(gc)
+        gg = self._dump(files, model, gtext, gflags, "graph_output")
+        if gg is None:
+            v.attempts.append("data graph: output state graph not available")
+            return False
+        same, witness = self.sg.equivalent_observable(self.sg.project(rg, data), self.sg.project(gg, data))
+        v.attempts.append(f"data graph on {data}: {'equivalent' if same else 'differs: ' + str(witness)[:200]}")
+        if not same:
+            v.reason = "data_graph_differs"
+        return same
+
+
+def grade_behavior(ref: Reference, out: OutputSide | str, runner: ToolRunner, *,
+                   max_maps: int = 60) -> BehaviorVerdict:
+    """Grade one output by behavior (Methods "Behavior-based grade"; Appendices H, I).
+
+    ``out``: an :class:`OutputSide`, or the extracted module text of a model output
+    (graded as the task's system module beside the reference's wrapper).  Never raises
+    for a bad output; a failure is a verdict with a ``reason``.
+    """
+    if isinstance(out, str):
+        out = OutputSide({ref.system_module: _set_header(out, ref.system_module)}, ref.system_module)
+    try:
+        return BehaviorGrader(ref, runner, max_maps=max_maps).grade(out)
+    except CfgError as e:
+        return BehaviorVerdict(passed=False, reason=f"cfg_error: {e}")

@@ -1,0 +1,213 @@
+"""Grading a ``samples`` table into a ``verdicts`` table, resumably.
+
+A sample is one row ``(task_id, condition, model, sample_idx, text)``; ``text`` is the
+raw model output (or, for the grader controls, a module).  Each sample gets three
+verdict rows, one per ``grade``: ``parse`` (strict SANY; the exit-code verdict in
+``sany_exit_ok``), ``name`` (Methods "Name-based grade") and ``behavior`` (Methods
+"Behavior-based grade").  A sample whose task has no reference in its condition, or
+whose text yields no module, gets failing verdicts with the reason.
+
+Resuming: every finished sample's verdicts are appended as one JSON line to a journal
+(``journal.jsonl``, flushed and fsynced) before the next sample starts.  A new run reads
+the journal, skips the samples it already holds (a torn last line from a killed process
+is ignored) and, at the end, writes ``verdicts.parquet`` with exactly one row per
+``(sample, grade)``.  Tool results are cached by run key
+(:class:`alias.grade.cache.ToolRunner`), so even a sample cut off mid-way costs no
+repeated TLC work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import pandas as pd
+
+from alias.grade.behavior import BehaviorGrader, OutputSide
+from alias.grade.cache import ToolRunner
+from alias.grade.extract import extract_module
+from alias.grade.name import grade_name, set_module_name
+from alias.grade.reference import Reference
+
+SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
+GRADES = ("parse", "name", "behavior")
+VERDICT_COLUMNS = SAMPLE_KEY + ["grade", "passed", "reason", "sany_exit_ok", "tlc_kind", "method",
+                                "mapping", "maps_tried", "extraction", "truncated", "tool_runs",
+                                "cached_runs", "run_keys", "wall_s", "detail"]
+
+
+def _key(row: dict) -> tuple:
+    return (row["task_id"], row["condition"], row["model"], int(row["sample_idx"]))
+
+
+def read_journal(path: Path) -> dict[tuple, list[dict]]:
+    """Verdict rows per sample key from a journal; torn or corrupt lines are skipped."""
+    out: dict[tuple, list[dict]] = {}
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                rec = json.loads(line)
+                rows = rec["verdicts"]
+                out[tuple(rec["key"])] = rows
+            except (ValueError, KeyError, TypeError):
+                continue
+    return out
+
+
+class Journal:
+    """Append-only JSONL journal of finished samples (thread-safe, fsync per line)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        # a torn last line (killed mid-write) would glue onto the next record: cut it
+        if self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):
+                cut = data.rfind(b"\n") + 1
+                with open(self.path, "r+b") as f:
+                    f.truncate(cut)
+
+    def append(self, key: tuple, rows: list[dict]) -> None:
+        line = json.dumps({"key": list(key), "verdicts": rows}, default=str) + "\n"
+        with self._lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
+                 max_maps: int = 60, output: OutputSide | None = None,
+                 graders: dict | None = None) -> list[dict]:
+    """The three verdict rows of one sample (see the module docstring).
+
+    ``output``: grade this output side by behavior instead of the module extracted from
+    ``sample['text']`` (the grader controls pass renamed copies with their modules).
+    ``graders``: a cache ``task/condition -> BehaviorGrader`` shared across samples.
+    """
+    t0 = time.monotonic()
+    base = {k: sample[k] for k in SAMPLE_KEY}
+    base["sample_idx"] = int(base["sample_idx"])
+
+    def rows(parse: dict, name: dict, behavior: dict) -> list[dict]:
+        out = []
+        for grade, r in (("parse", parse), ("name", name), ("behavior", behavior)):
+            full = {c: None for c in VERDICT_COLUMNS} | base | {"grade": grade} | r
+            full["wall_s"] = round(time.monotonic() - t0, 3)
+            out.append(full)
+        return out
+
+    if ref is None:
+        fail = {"passed": False, "reason": "no_reference"}
+        return rows(fail, fail, fail)
+    ext = extract_module(sample.get("text") or "", ref.system_module)
+    ext_info = json.dumps({"ok": ext.ok, "actions": ext.actions, "error": ext.error})
+    common = {"extraction": ext_info, "truncated": bool(ext.truncated)}
+    if not ext.ok:
+        fail = common | {"passed": False, "reason": f"extraction_failed: {ext.error}"}
+        return rows(fail, fail, fail)
+    module_text = set_module_name(ext.module_text, ref.system_module)
+    try:
+        nv = grade_name(ref, module_text, runner)
+    except Exception as e:  # keep going: one bad sample never stops the run
+        nv = None
+        nerr = f"grader_error: {type(e).__name__}: {e}"
+    if nv is None:
+        parse = name = common | {"passed": False, "reason": nerr}
+    else:
+        keys = [c.run_key for c in nv.calls]
+        sany_calls = [c for c in nv.calls if c.tool == "sany"]
+        parse = common | {"passed": nv.parsed, "reason": None if nv.parsed else nv.reason,
+                          "sany_exit_ok": nv.sany_exit_ok,
+                          "tool_runs": sum(not c.cached for c in sany_calls),
+                          "cached_runs": sum(c.cached for c in sany_calls),
+                          "run_keys": json.dumps([c.run_key for c in sany_calls])}
+        name = common | {"passed": nv.passed, "reason": nv.reason, "sany_exit_ok": nv.sany_exit_ok,
+                         "tlc_kind": nv.tlc_kind, "tool_runs": sum(not c.cached for c in nv.calls),
+                         "cached_runs": sum(c.cached for c in nv.calls), "run_keys": json.dumps(keys),
+                         "detail": json.dumps({"cfg_changes": nv.cfg_changes})}
+    try:
+        key = (ref.task_id, ref.condition)
+        grader = graders.get(key) if graders is not None else None
+        if grader is None:
+            grader = BehaviorGrader(ref, runner, max_maps=max_maps)
+            if graders is not None:
+                graders[key] = grader
+        side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
+        bv = grader.grade(side)
+        behavior = common | {"passed": bv.passed, "reason": bv.reason, "method": bv.method,
+                             "mapping": json.dumps(bv.mapping) if bv.mapping else None,
+                             "maps_tried": bv.maps_tried,
+                             "tlc_kind": f"forward={bv.forward} reverse={bv.reverse}",
+                             "tool_runs": sum(not c.cached for c in bv.calls),
+                             "cached_runs": sum(c.cached for c in bv.calls),
+                             "run_keys": json.dumps([c.run_key for c in bv.calls]),
+                             "detail": json.dumps({"attempts": bv.attempts[-10:]})}
+    except Exception as e:
+        behavior = common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
+    return rows(parse, name, behavior)
+
+
+def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference], runner: ToolRunner,
+                  out_dir: Path, *, parallel: int = 1, max_maps: int = 60,
+                  outputs: dict[tuple, OutputSide] | None = None,
+                  reference_for: Callable[[dict], Reference | None] | None = None,
+                  progress=None) -> pd.DataFrame:
+    """Grade every sample not yet in ``out_dir/journal.jsonl``; write and return
+    ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key).
+
+    ``refs``: ``(task_id, condition) -> Reference``; ``reference_for(sample)`` overrides
+    the lookup (the controls grade renamed copies against the original reference).
+    ``outputs``: sample key -> :class:`OutputSide` for samples graded as whole module sets.
+    ``parallel``: samples graded at once (each runs one tool process at a time).
+    """
+    from alias.store.db import write_parquet
+
+    out_dir = Path(out_dir)
+    journal = Journal(out_dir / "journal.jsonl")
+    done = read_journal(journal.path)
+    samples = [dict(s) for s in samples]
+    todo = [s for s in samples if _key(s) not in done]
+    graders: dict = {}
+
+    def job(s: dict) -> tuple[tuple, list[dict]]:
+        ref = reference_for(s) if reference_for else refs.get((s["task_id"], s["condition"]))
+        side = (outputs or {}).get(_key(s))
+        return _key(s), grade_sample(s, ref, runner, max_maps=max_maps, output=side, graders=graders)
+
+    with ThreadPoolExecutor(max(1, parallel)) as pool:
+        futs = [pool.submit(job, s) for s in todo]
+        for f in as_completed(futs):
+            key, rows = f.result()
+            journal.append(key, rows)
+            done[key] = rows
+            if progress is not None:
+                progress()
+    wanted = {_key(s) for s in samples}
+    rows = [r for k, rs in done.items() if k in wanted for r in rs]
+    df = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
+    if len(df):
+        df = df.drop_duplicates(SAMPLE_KEY + ["grade"], keep="last")
+        df = df.sort_values(SAMPLE_KEY + ["grade"]).reset_index(drop=True)
+    df["sample_idx"] = df["sample_idx"].astype("int64")
+    for c in ("maps_tried", "tool_runs", "cached_runs"):
+        df[c] = df[c].astype("Int64")
+    for c in ("passed", "sany_exit_ok", "truncated"):
+        df[c] = df[c].astype("boolean")
+    write_parquet(df, out_dir / "verdicts.parquet")
+    return df
+
+
+def samples_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A ``samples`` DataFrame with the key columns and ``text``."""
+    df = pd.DataFrame(rows, columns=SAMPLE_KEY + ["text"])
+    df["sample_idx"] = df["sample_idx"].astype("int64")
+    return df
