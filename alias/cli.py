@@ -55,6 +55,7 @@ _stage("ingest", "ingest_stage", "Corpus directory -> tasks, modules, descriptio
 _stage("rename", "rename_stage", "CIR-rename every task with same-length seeded names (data/rename).")
 _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
+_stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
 _stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
 _stage("report", "report_stage", "Tables K.1, C.1, hidden names and metrics under reports/.")
 

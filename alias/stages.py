@@ -370,6 +370,39 @@ def identifiers_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_d
             "categories": idf.category.value_counts().to_dict()}
 
 
+# --------------------------------------------------------------------------- controls
+def grade_tool_config(params: dict):
+    """The tool config for grading: ``tla`` settings with ``grade.timeout_s``."""
+    import dataclasses
+
+    return dataclasses.replace(tool_config(params), timeout_s=float(params["grade"]["timeout_s"]))
+
+
+def controls_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir: Path = DATA / "rename",
+                   verify_dir: Path = DATA / "verify", out: Path = DATA / "controls") -> dict[str, Any]:
+    """Grader validation (Appendix J): build the positive and negative controls of every
+    eligible test-set task and grade them; writes ``data/controls`` (eligibility, control
+    samples, samples, verdicts, the grading journal and the tool-run cache)."""
+    from alias.grade.cache import ToolRunner
+    from alias.grade.controls import run_controls
+    from alias.grade.reference import load_references
+    from alias.tla.tools import check_java
+
+    config = grade_tool_config(params)
+    check_java(config)
+    refs = load_references(ingest_dir, rename_dir, verify_dir)
+    c = params["controls"]
+    tasks = list(c.get("tasks") or []) or None
+    runner = ToolRunner(config, out / "cache")
+    with progress_bar("controls", total=None) as bar:
+        summary = run_controls(refs, runner, out, seed=int(c["seed"]),
+                               max_mutants_tried=int(c["max_mutants_tried_per_task"]),
+                               max_mutants_kept=int(c["max_mutants_kept_per_task"]),
+                               parallel=int(params["grade"]["parallel"]), max_maps=int(params["grade"]["max_maps"]),
+                               tasks=tasks, progress=lambda _what: bar.advance())
+    return summary
+
+
 # ------------------------------------------------------------------------------- load
 def load_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
     """Build ``data/alias.duckdb`` from the stage tables and the views in ``sql/``."""

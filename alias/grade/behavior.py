@@ -164,7 +164,13 @@ def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 50
                 del cur[a]
 
     rec(0, set(), {})
-    found.sort(key=lambda m: (sum(a != b for a, b in m.items()), -sum(sim(a, b) for a, b in m.items())))
+    pos_s = {a: i for i, a in enumerate(src)}
+    pos_d = {b: i for i, b in enumerate(dst)}
+    # identical names first, then the declaration order (CIR and most rewrites keep it),
+    # then name similarity
+    found.sort(key=lambda m: (sum(a != b for a, b in m.items()),
+                              sum(pos_s[a] != pos_d[b] for a, b in m.items()),
+                              -sum(sim(a, b) for a, b in m.items())))
     return [{a: m[a] for a in src} for m in found]
 
 
@@ -193,8 +199,10 @@ class BehaviorGrader:
     def r_control(self) -> list[str]:
         """The reference's control-label variables (Appendix I)."""
         if "control" not in self._shared:
+            # Only PlusCal-style program counters: a string-valued *data* variable (a
+            # traffic light's "red") must keep its values, or a wrong output could pass.
             self._shared["control"] = [v for v in self.sg.control_variables(self.ref.system_text)
-                                       if v in self.r_vars]
+                                       if v in self.r_vars and v == "pc"]
         return self._shared["control"]
 
     # ------------------------------------------------------------------ staging
@@ -410,12 +418,18 @@ class BehaviorGrader:
             return self._done(v, f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}")
         if len(g_consts) != len(self.r_consts):
             return self._done(v, f"constant_count_differs: reference {len(self.r_consts)}, output {len(g_consts)}")
-        const_maps = _bijections(self.r_consts, g_consts)
+        # a constant keeps a constant of the same name (the cfg assigns values by name);
+        # only the differently named ones are permuted
+        const_maps = _bijections(self.r_consts, g_consts,
+                                 lambda a, b: (a == b) if (a in g_consts or b in self.r_consts) else True)
         var_maps = _bijections(self.r_vars, g_vars)
         tried = 0
         best: tuple | None = None
-        for cm in const_maps:
-            cands = var_maps[:1]
+        for n_cm, cm in enumerate(const_maps):
+            # the first constant map tries the best variable map at once (the cheap path
+            # for a correct output); later ones only maps that TLC's initial values allow
+            cands = var_maps[:1] if n_cm == 0 else \
+                [m for m in self._pruned_var_maps(out, cm, g_vars)]
             done: list[dict] = []
             while cands:
                 vm = cands.pop(0)
@@ -432,7 +446,7 @@ class BehaviorGrader:
                     return self._done(v, v.reason, tried)
                 if best is None:
                     best = (cm, vm)
-                if not cands and len(done) == 1 and len(var_maps) > 1:
+                if n_cm == 0 and not cands and len(done) == 1 and len(var_maps) > 1:
                     cands = [m for m in self._pruned_var_maps(out, cm, g_vars) if m not in done]
         # Appendix I: control-label variables
         if self.r_control and best is not None:
@@ -497,7 +511,7 @@ class BehaviorGrader:
         if not fwd.passed:
             v.attempts.append(f"map {vm} {cm} {labels or ''}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
             v.reason = f"forward_{fwd.kind}"
-            if fwd.kind in ("parse_error", "semantic_error") and not vm and not cm:
+            if fwd.kind == "parse_error" or (fwd.kind == "semantic_error" and not vm and not cm):
                 return "fatal"
             return "next"
         rev = self.reverse(files, model)

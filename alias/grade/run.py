@@ -45,17 +45,32 @@ def _key(row: dict) -> tuple:
     return (row["task_id"], row["condition"], row["model"], int(row["sample_idx"]))
 
 
-def read_journal(path: Path) -> dict[tuple, list[dict]]:
-    """Verdict rows per sample key from a journal; torn or corrupt lines are skipped."""
-    out: dict[tuple, list[dict]] = {}
+def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSide | None,
+              grades: tuple[str, ...] = GRADES) -> str:
+    """sha256 of everything a sample's verdicts depend on (its text, the reference's
+    files and cfg, the output side, ``max_maps``): a journal entry is reused only when
+    its signature matches, so a changed sample or reference is graded again."""
+    import hashlib
+
+    payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(grades),
+               "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
+                                                 sorted((k, hashlib.sha256(v.encode()).hexdigest())
+                                                        for k, v in ref.files.items())],
+               "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())]}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def read_journal(path: Path) -> dict[tuple, tuple[str, list[dict]]]:
+    """``(signature, verdict rows)`` per sample key from a journal; torn or corrupt
+    lines are skipped; a later line for the same key wins."""
+    out: dict[tuple, tuple[str, list[dict]]] = {}
     if not path.exists():
         return out
     with open(path, encoding="utf-8") as f:
         for line in f:
             try:
                 rec = json.loads(line)
-                rows = rec["verdicts"]
-                out[tuple(rec["key"])] = rows
+                out[tuple(rec["key"])] = (rec.get("sig", ""), rec["verdicts"])
             except (ValueError, KeyError, TypeError):
                 continue
     return out
@@ -76,8 +91,8 @@ class Journal:
                 with open(self.path, "r+b") as f:
                     f.truncate(cut)
 
-    def append(self, key: tuple, rows: list[dict]) -> None:
-        line = json.dumps({"key": list(key), "verdicts": rows}, default=str) + "\n"
+    def append(self, key: tuple, sig: str, rows: list[dict]) -> None:
+        line = json.dumps({"key": list(key), "sig": sig, "verdicts": rows}, default=str) + "\n"
         with self._lock, open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
             f.flush()
@@ -86,8 +101,9 @@ class Journal:
 
 def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
                  max_maps: int = 60, output: OutputSide | None = None,
-                 graders: dict | None = None) -> list[dict]:
-    """The three verdict rows of one sample (see the module docstring).
+                 graders: dict | None = None, grades: tuple[str, ...] = GRADES) -> list[dict]:
+    """The verdict rows of one sample, one per grade in ``grades`` (see the module
+    docstring; ``parse`` and ``name`` come from the same SANY/TLC runs).
 
     ``output``: grade this output side by behavior instead of the module extracted from
     ``sample['text']`` (the grader controls pass renamed copies with their modules).
@@ -100,6 +116,8 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
     def rows(parse: dict, name: dict, behavior: dict) -> list[dict]:
         out = []
         for grade, r in (("parse", parse), ("name", name), ("behavior", behavior)):
+            if grade not in grades:
+                continue
             full = {c: None for c in VERDICT_COLUMNS} | base | {"grade": grade} | r
             full["wall_s"] = round(time.monotonic() - t0, 3)
             out.append(full)
@@ -115,8 +133,9 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
         fail = common | {"passed": False, "reason": f"extraction_failed: {ext.error}"}
         return rows(fail, fail, fail)
     module_text = set_module_name(ext.module_text, ref.system_module)
+    nerr = "not graded"
     try:
-        nv = grade_name(ref, module_text, runner)
+        nv = grade_name(ref, module_text, runner) if {"parse", "name"} & set(grades) else None
     except Exception as e:  # keep going: one bad sample never stops the run
         nv = None
         nerr = f"grader_error: {type(e).__name__}: {e}"
@@ -134,6 +153,8 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
                          "tlc_kind": nv.tlc_kind, "tool_runs": sum(not c.cached for c in nv.calls),
                          "cached_runs": sum(c.cached for c in nv.calls), "run_keys": json.dumps(keys),
                          "detail": json.dumps({"cfg_changes": nv.cfg_changes})}
+    if "behavior" not in grades:
+        return rows(parse, name, {})
     try:
         key = (ref.task_id, ref.condition)
         grader = graders.get(key) if graders is not None else None
@@ -160,6 +181,7 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
                   out_dir: Path, *, parallel: int = 1, max_maps: int = 60,
                   outputs: dict[tuple, OutputSide] | None = None,
                   reference_for: Callable[[dict], Reference | None] | None = None,
+                  grades_for: Callable[[dict], tuple[str, ...]] | None = None,
                   progress=None) -> pd.DataFrame:
     """Grade every sample not yet in ``out_dir/journal.jsonl``; write and return
     ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key).
@@ -167,6 +189,7 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     ``refs``: ``(task_id, condition) -> Reference``; ``reference_for(sample)`` overrides
     the lookup (the controls grade renamed copies against the original reference).
     ``outputs``: sample key -> :class:`OutputSide` for samples graded as whole module sets.
+    ``grades_for(sample)``: the grades to give a sample (default all three).
     ``parallel``: samples graded at once (each runs one tool process at a time).
     """
     from alias.store.db import write_parquet
@@ -175,24 +198,30 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     journal = Journal(out_dir / "journal.jsonl")
     done = read_journal(journal.path)
     samples = [dict(s) for s in samples]
-    todo = [s for s in samples if _key(s) not in done]
     graders: dict = {}
 
+    def ref_of(s: dict) -> Reference | None:
+        return reference_for(s) if reference_for else refs.get((s["task_id"], s["condition"]))
+
+    sigs = {_key(s): signature(s, ref_of(s), max_maps, (outputs or {}).get(_key(s)),
+                               grades_for(s) if grades_for else GRADES) for s in samples}
+    todo = [s for s in samples if done.get(_key(s), ("", None))[0] != sigs[_key(s)]]
+
     def job(s: dict) -> tuple[tuple, list[dict]]:
-        ref = reference_for(s) if reference_for else refs.get((s["task_id"], s["condition"]))
         side = (outputs or {}).get(_key(s))
-        return _key(s), grade_sample(s, ref, runner, max_maps=max_maps, output=side, graders=graders)
+        return _key(s), grade_sample(s, ref_of(s), runner, max_maps=max_maps, output=side, graders=graders,
+                                     grades=grades_for(s) if grades_for else GRADES)
 
     with ThreadPoolExecutor(max(1, parallel)) as pool:
         futs = [pool.submit(job, s) for s in todo]
         for f in as_completed(futs):
             key, rows = f.result()
-            journal.append(key, rows)
-            done[key] = rows
+            journal.append(key, sigs[key], rows)
+            done[key] = (sigs[key], rows)
             if progress is not None:
                 progress()
     wanted = {_key(s) for s in samples}
-    rows = [r for k, rs in done.items() if k in wanted for r in rs]
+    rows = [r for k, (_sig, rs) in done.items() if k in wanted for r in rs]
     df = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
     if len(df):
         df = df.drop_duplicates(SAMPLE_KEY + ["grade"], keep="last")

@@ -22,8 +22,8 @@ def to_markdown(df: pd.DataFrame) -> str:
 
 
 def write_reports(db: str | Path, out: Path) -> dict:
-    """Write ``table_K1.md``, ``table_C1.md``, ``hidden_names.md``, ``excluded.md`` and
-    ``metrics.json`` under ``out``; returns the metrics dict."""
+    """Write ``table_K1.md``, ``table_C1.md``, ``hidden_names.md``, ``excluded.md``,
+    ``table_J1.md`` and ``metrics.json`` under ``out``; returns the metrics dict."""
     out.mkdir(parents=True, exist_ok=True)
     k1 = query('SELECT "set", n, used_for FROM v_table_k1', db)
     c1 = query("SELECT * FROM v_table_c1", db)
@@ -56,6 +56,26 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "# Excluded candidates\n\n" + to_markdown(excluded) + "\n## Every excluded candidate\n\n"
         + to_markdown(excluded_all) + "\n## Manifest mismatches (test set)\n\n"
         + (to_markdown(mismatch) if len(mismatch) else "none\n"))
+    j1 = query("SELECT control, expected, n, passed, tasks FROM v_table_j1", db)
+    counts = query("SELECT * FROM v_control_counts", db)
+    failures = query("SELECT task_id, reason, maps_tried FROM v_grader_failures", db)
+    errors = query("SELECT * FROM v_control_errors", db)
+    if int(counts.tasks_with_cfg.iloc[0]) == 0:
+        j1_text = "# Table J.1: validation of the behavior-based grade\n\nno data: the controls stage has not run\n"
+    else:
+        c = counts.iloc[0]
+        j1_text = (
+            "# Table J.1: validation of the behavior-based grade\n\n"
+            f"{int(c.eligible)} of {int(c.tasks_with_cfg)} test-set tasks with a cfg are eligible. "
+            "A positive control should pass and a negative control should fail.\n\n"
+            + to_markdown(j1) +
+            f"\nOperator-renamed copies that do not count: {int(c.oprenamed_nothing_to_rename)} have no operator "
+            f"to rename, {int(c.oprenamed_sany_fails)} fail SANY, {int(c.oprenamed_tlc_fails)} fail TLC. "
+            f"Mutants: {int(c.mutants_kept)} kept of {int(c.mutants_tried)} run through TLC.\n\n"
+            "## References the behavior-based grade does not accept against themselves\n\n"
+            + (to_markdown(failures) if len(failures) else "none\n")
+            + "\n## Controls graded wrongly\n\n" + (to_markdown(errors) if len(errors) else "none\n"))
+    (out / "table_J1.md").write_text(j1_text)
     metrics = {
         "test_set_tasks": int(k1.loc[k1["set"].str.contains("test set"), "n"].iloc[0]),
         "candidate_tasks": int(k1.loc[k1["set"].str.startswith("Candidate"), "n"].iloc[0]),
@@ -64,6 +84,11 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "renamed_identifiers": int(c1.renamed.sum()),
         "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
         "manifest_mismatches": len(mismatch),
+        "grader_self_accepted": int(j1.passed.iloc[0]) if len(j1) and int(j1.n.iloc[0]) else None,
+        "grader_eligible": int(counts.eligible.iloc[0]) if int(counts.tasks_with_cfg.iloc[0]) else None,
+        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and int(counts.tasks_with_cfg.iloc[0]) else None,
+        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and int(counts.tasks_with_cfg.iloc[0])
+        else None,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics

@@ -63,7 +63,9 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
     ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
 
-    Returns rows per table. A table whose Parquet file is absent is created empty.
+    Returns rows per table. A table may be filled from several Parquet files (e.g. the
+    samples of the controls and of each generate stage); one whose files are all absent
+    is created empty.
     Raises :class:`StoreError` when a Parquet file lacks a column the table requires or a
     view fails to create.
     """
@@ -78,17 +80,17 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     try:
         for name, (model, rel) in TABLE_SOURCES.items():
             con.execute(ddl(name))
-            src = root / rel
-            if not src.exists():
-                counts[name] = 0
-                continue
             cols = [c.name for c in model.__table__.columns]
-            have = set(pq.read_schema(src).names)
-            missing = [c for c in cols if c not in have]
-            if missing:
-                raise StoreError(f"{src}: missing columns {missing} for table {name}")
             col_sql = ", ".join(f'"{c}"' for c in cols)
-            con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM read_parquet(?)", [str(src)])
+            for one in ([rel] if isinstance(rel, str) else list(rel)):
+                src = root / one
+                if not src.exists():
+                    continue
+                have = set(pq.read_schema(src).names)
+                missing = [c for c in cols if c not in have]
+                if missing:
+                    raise StoreError(f"{src}: missing columns {missing} for table {name}")
+                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM read_parquet(?)", [str(src)])
             counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         for view in sorted(Path(sql_dir).glob("*.sql")):
             try:

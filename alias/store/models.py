@@ -197,8 +197,75 @@ class RequiredName(SQLModel, table=True):
     hidden: bool
 
 
-#: Parquet file (relative to the repository) that fills each table.
-TABLE_SOURCES: dict[str, tuple[type[SQLModel], str]] = {
+class ControlEligibility(SQLModel, table=True):
+    """Whether a test-set task is eligible for the behavior-based grade (Appendix J)."""
+
+    __tablename__ = "control_eligibility"
+    task_id: str = Field(primary_key=True)
+    eligible: bool
+    reason: Optional[str] = None
+
+
+class ControlSample(SQLModel, table=True):
+    """One grader control (Appendix J): ``kind`` self | renamed | oprenamed | mutant |
+    build_error; ``valid`` false for an operator-renamed copy that fails SANY/TLC or a
+    mutant whose reachable state count equals the reference's (not graded)."""
+
+    __tablename__ = "control_samples"
+    task_id: str = Field(primary_key=True)
+    kind: str = Field(primary_key=True)
+    sample_idx: int = Field(primary_key=True)
+    model: str
+    valid: bool
+    detail: Optional[str] = None
+    mutant_kind: Optional[str] = None
+    mutant_id: Optional[str] = None
+    reference_states: Optional[int] = None
+    control_states: Optional[int] = None
+
+
+class Sample(SQLModel, table=True):
+    """One output to grade: raw text per (task, condition, model, sample index)."""
+
+    __tablename__ = "samples"
+    task_id: str = Field(primary_key=True)
+    condition: str = Field(primary_key=True)
+    model: str = Field(primary_key=True)
+    sample_idx: int = Field(primary_key=True)
+    text: str
+
+
+class Verdict(SQLModel, table=True):
+    """One grade of one sample: ``grade`` parse | name | behavior (Methods, Appendix H).
+
+    ``mapping`` (JSON) is the variable/constant/label map the behavior grade used;
+    ``run_keys`` (JSON list) every SANY/TLC run (``tool_runs`` new, ``cached_runs`` from
+    the cache); ``extraction`` (JSON) what output extraction did."""
+
+    __tablename__ = "verdicts"
+    task_id: str = Field(primary_key=True)
+    condition: str = Field(primary_key=True)
+    model: str = Field(primary_key=True)
+    sample_idx: int = Field(primary_key=True)
+    grade: str = Field(primary_key=True)
+    passed: Optional[bool] = None
+    reason: Optional[str] = None
+    sany_exit_ok: Optional[bool] = None
+    tlc_kind: Optional[str] = None
+    method: Optional[str] = None
+    mapping: Optional[str] = None
+    maps_tried: Optional[int] = None
+    extraction: Optional[str] = None
+    truncated: Optional[bool] = None
+    tool_runs: Optional[int] = None
+    cached_runs: Optional[int] = None
+    run_keys: Optional[str] = None
+    wall_s: Optional[float] = None
+    detail: Optional[str] = None
+
+
+#: Parquet file(s) (relative to the repository) that fill each table.
+TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "candidates": (Candidate, "data/ingest/candidates.parquet"),
     "tasks": (Task, "data/ingest/tasks.parquet"),
     "modules": (Module, "data/ingest/modules.parquet"),
@@ -210,4 +277,8 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], str]] = {
     "test_set": (Membership, "data/verify/test_set.parquet"),
     "identifiers": (Identifier, "data/identifiers/identifiers.parquet"),
     "required_names": (RequiredName, "data/identifiers/required_names.parquet"),
+    "control_eligibility": (ControlEligibility, "data/controls/eligibility.parquet"),
+    "control_samples": (ControlSample, "data/controls/control_samples.parquet"),
+    "samples": (Sample, ("data/controls/samples.parquet",)),
+    "verdicts": (Verdict, ("data/controls/verdicts.parquet",)),
 }

@@ -478,6 +478,8 @@ def write_cfg(cfg: Cfg) -> str:
                 count += 1
                 flush(count)
             continue
+        if not entries and k in _SINGLE_KINDS:
+            continue  # an entry cleared after parsing: an empty SPECIFICATION/INIT/... breaks TLC
         add(spelling)
         for e in entries:
             add("    " + e)

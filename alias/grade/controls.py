@@ -1,0 +1,299 @@
+"""Validation of the behavior-based grade (Appendix J): positive and negative controls.
+
+For every test-set task with a cfg:
+
+* **eligibility** -- the behavior-based grade needs TLC results that repeat across runs
+  and system behavior to compare, so a task that draws random values (``RandomElement``,
+  ``RandomSubset``, ``RandomSetOfSubsets``, ``RandomSubsetSet``) or whose system module is
+  a test fixture (its name starts or ends with ``Test``/``Tests``) is not eligible.
+* **positive controls** (must pass), graded against the original reference:
+  ``control:self`` -- the reference itself; ``control:renamed`` -- the renamed reference
+  with its renamed imported modules (the random-condition copy); ``control:oprenamed``
+  -- a copy with its operators renamed to random names of the same width, counted only
+  if it passes SANY and TLC with its cfg (operators the cfg overrides by name keep their
+  names; with none left to rename the task has no such control).
+* **negative controls** (must fail): mutants of the system module
+  (:mod:`alias.grade.mutants`) kept only if TLC reports a different number of distinct
+  reachable states than the reference (no invariants or properties checked, deadlock
+  allowed), counted on the data variables (projections of TLC's state graph) for
+  references with control-label variables.
+
+Every control is a row of the ``samples`` shape (model ``control:<kind>``, condition
+``original``) graded by :func:`alias.grade.run.grade_samples`, so the controls also
+exercise the resumable grading path.  Table J.1 is the view ``v_table_j1``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from alias.grade.behavior import OutputSide
+from alias.grade.cache import ToolRunner
+from alias.grade.reference import Reference
+from alias.tla.cfg import CfgError, for_jar, parse_cfg, rename_cfg
+from alias.tla.tools import supports_check_deadlock
+
+_RANDOM = re.compile(r"\bRandom(Element|Subset|SetOfSubsets|SubsetSet)\b")
+_FIXTURE = re.compile(r"^Test|Tests?$")
+OP_KINDS = ("operator", "function", "recursive", "local")
+
+
+@dataclass
+class Control:
+    """One control sample before grading."""
+
+    task_id: str
+    kind: str            # self | renamed | oprenamed | mutant
+    sample_idx: int
+    text: str
+    side: OutputSide | None = None
+    valid: bool = True
+    detail: str | None = None
+    mutant_kind: str | None = None
+    mutant_id: str | None = None
+    reference_states: int | None = None
+    control_states: int | None = None
+
+
+def eligibility(ref: Reference) -> tuple[bool, str | None]:
+    """``(eligible, reason)`` for the behavior-based grade (Appendix J)."""
+    if not ref.cfg_text or not ref.cfg_text.strip():
+        return False, "no_cfg"
+    if _FIXTURE.search(ref.system_module):
+        return False, "test_fixture"
+    for m in ref.author_modules:
+        hit = _RANDOM.search(ref.files[f"{m}.tla"])
+        if hit:
+            return False, f"random_values ({hit.group(0)} in {m})"
+    return True, None
+
+
+def _reach_cfg(ref: Reference, runner: ToolRunner, view: str | None) -> tuple[str, tuple[str, ...]]:
+    c = copy.deepcopy(parse_cfg(ref.cfg_text))
+    c.invariants, c.properties, c.alias, c.postcondition = [], [], None, None
+    c.check_deadlock = False
+    if view:
+        c.view = view
+    modern = supports_check_deadlock(runner.config)
+    return for_jar(c, modern, supports_alias=modern)
+
+
+def reachable_states(ref: Reference, files: dict[str, str], runner: ToolRunner,
+                     data_vars: list[str] | None, grader=None) -> tuple[int | None, str]:
+    """Distinct reachable states of the model in ``files`` under the reference cfg (no
+    invariants/properties, deadlock allowed).  With ``data_vars`` (a reference with
+    control-label variables) TLC dumps the state graph and the count is of distinct
+    projections onto the data variables -- a TLC VIEW would not do: TLC stops exploring
+    a state whose view it has seen.  Returns (count or None, TLC kind)."""
+    text, flags = _reach_cfg(ref, runner, None)
+    if data_vars:
+        g = grader._dump(files, ref.model_module, text, flags, "control_reach_graph")
+        if g is None:
+            return None, "no_state_graph"
+        return len({tuple(s.get(v) for v in data_vars) for s in g.nodes.values()}), "success"
+    r = runner.tlc(files, ref.model_module, text, flags, purpose="control_reach")
+    return (r.distinct_states if r.kind == "success" else None), r.kind
+
+
+def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], str, dict[str, str]] | None:
+    """A copy of the reference's author modules with its operators renamed to random
+    same-width names: ``(modules, cfg_text, mapping)``, or None with nothing to rename."""
+    from alias.rename.cir import rename_names, rename_task
+
+    author = {m: ref.files[f"{m}.tla"] for m in ref.author_modules}
+    libs = {k[:-4]: v for k, v in ref.files.items() if k[:-4] not in author}
+    res = rename_task(author, set(author), ref.cfg_text, seed, f"oprename:{ref.task_id}", libs)
+    cfg = parse_cfg(ref.cfg_text)
+    overridden = {c.name for c in cfg.constants if c.op == "<-"}
+    mapping = {i["name"]: i["new_name"] for i in res.identifiers
+               if i["kind"] in OP_KINDS and i["name"] not in overridden}
+    if not mapping:
+        return None
+    mods = rename_names(author, mapping, author=set(author), library_modules=libs)
+    return mods, rename_cfg(ref.cfg_text, mapping), mapping
+
+
+def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
+                   max_mutants_tried: int, max_mutants_kept: int) -> list[Control]:
+    """All controls of one eligible task (validity and mutant keep-checks run TLC)."""
+    from alias.grade.behavior import BehaviorGrader
+    from alias.grade.mutants import generate_mutants
+
+    out: list[Control] = [Control(ref.task_id, "self", 0, ref.system_text)]
+    if renamed is not None:
+        side = OutputSide({m: renamed.files[f"{m}.tla"] for m in renamed.author_modules},
+                          renamed.system_module, renamed.wrapper_module)
+        out.append(Control(ref.task_id, "renamed", 0, renamed.system_text, side))
+    # operator-renamed copy
+    try:
+        op = operator_renamed(ref, seed)
+    except Exception as e:  # a renaming failure is recorded, not raised
+        op, err = None, f"{type(e).__name__}: {e}"
+    else:
+        err = "no operator to rename"
+    if op is None:
+        out.append(Control(ref.task_id, "oprenamed", 0, "", None, valid=False, detail=err))
+    else:
+        mods, cfg_text, mapping = op
+        files = dict(ref.files)
+        for m, t in mods.items():
+            files[f"{m}.tla"] = t
+        s = runner.sany(files, ref.model_module, purpose="control_oprenamed_sany")
+        valid, detail = s.ok_strict, None
+        if not valid:
+            detail = f"sany_{s.kind}"
+        else:
+            try:
+                modern = supports_check_deadlock(runner.config)
+                text, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
+                r = runner.tlc(files, ref.model_module, text, flags, purpose="control_oprenamed_tlc")
+                valid = r.kind == "success"
+                detail = None if valid else f"tlc_{r.kind}"
+            except CfgError as e:
+                valid, detail = False, f"cfg_error: {e}"
+        side = OutputSide(dict(mods), ref.system_module, ref.wrapper_module)
+        out.append(Control(ref.task_id, "oprenamed", 0, mods[ref.system_module], side, valid=valid,
+                           detail=detail or json.dumps({"renamed_operators": len(mapping)})))
+    # mutants
+    grader = BehaviorGrader(ref, runner)
+    control_vars = grader.r_control
+    data_vars = [v for v in grader.r_vars if v not in control_vars] if control_vars else None
+    ref_states, ref_kind = reachable_states(ref, ref.files, runner, data_vars, grader)
+    if ref_states is None:
+        return out + [Control(ref.task_id, "mutant", -1, "", valid=False,
+                              detail=f"reference reachability run: {ref_kind}")]
+    cfg = parse_cfg(ref.cfg_text)
+    try:
+        muts = generate_mutants(ref.system_text, init=cfg.init or "Init", next=cfg.next or "Next",
+                                spec=cfg.specification or "Spec", cfg=ref.cfg_text)
+    except Exception as e:
+        return out + [Control(ref.task_id, "mutant", -1, "", valid=False,
+                              detail=f"mutant generation failed: {type(e).__name__}: {e}")]
+    rng = random.Random(f"{seed}:{ref.task_id}")
+    order = list(range(len(muts)))
+    rng.shuffle(order)
+    kept = 0
+    for n_tried, i in enumerate(order[:max_mutants_tried]):
+        if kept >= max_mutants_kept:
+            break
+        m = muts[i]
+        files = dict(ref.files)
+        files[f"{ref.system_module}.tla"] = m.text
+        states, kind = reachable_states(ref, files, runner, data_vars, grader)
+        keep = states is not None and states != ref_states
+        c = Control(ref.task_id, "mutant", n_tried, m.text, None, valid=keep,
+                    detail=f"{m.description}; TLC {kind}", mutant_kind=m.kind, mutant_id=m.mutant_id,
+                    reference_states=ref_states, control_states=states)
+        out.append(c)
+        kept += keep
+    return out
+
+
+def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
+                 seed: int, max_mutants_tried: int = 8, max_mutants_kept: int = 2, parallel: int = 1,
+                 max_maps: int = 60, tasks: list[str] | None = None, progress=None) -> dict:
+    """Build and grade every control; write ``eligibility``, ``control_samples``,
+    ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
+    (Table J.1).
+
+    Tasks are processed in chunks of ``2 * parallel`` (cheapest first, by the manifest
+    runtime order of ``tasks``); the Parquet files are rewritten after every chunk, so a
+    long run can be read while it goes and a killed one resumes from its journal and
+    tool cache.  Only ``control:self`` gets the parse and name grades (the name grade
+    must accept every reference with its own cfg); the others get the behavior grade.
+    """
+    out_dir = Path(out_dir)
+    task_ids = sorted({t for t, c in refs if c == "original"}) if tasks is None else list(tasks)
+    elig_rows = []
+    eligible: list[str] = []
+    for t in task_ids:
+        ok, why = eligibility(refs[(t, "original")])
+        elig_rows.append({"task_id": t, "eligible": ok, "reason": why})
+        if ok:
+            eligible.append(t)
+
+    def build(t: str) -> list[Control]:
+        try:
+            return build_controls(refs[(t, "original")], refs.get((t, "random")), runner.child(), seed=seed,
+                                  max_mutants_tried=max_mutants_tried, max_mutants_kept=max_mutants_kept)
+        except Exception as e:
+            return [Control(t, "self", 0, refs[(t, "original")].system_text),
+                    Control(t, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
+
+    controls: list[Control] = []
+    verdicts = pd.DataFrame()
+    step = max(1, 2 * parallel)
+    for i in range(0, max(len(eligible), 1), step):
+        chunk = eligible[i:i + step]
+        with ThreadPoolExecutor(max(1, parallel)) as pool:
+            for cs in pool.map(build, chunk):
+                controls += cs
+                if progress is not None:
+                    progress("build")
+        verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, parallel, max_maps, progress)
+    return summarize(elig_rows, _control_frame(controls), verdicts)
+
+
+def _control_frame(controls: list[Control]) -> pd.DataFrame:
+    rows = [{"task_id": c.task_id, "kind": c.kind, "model": f"control:{c.kind}", "sample_idx": c.sample_idx,
+             "valid": c.valid, "detail": c.detail, "mutant_kind": c.mutant_kind, "mutant_id": c.mutant_id,
+             "reference_states": c.reference_states, "control_states": c.control_states}
+            for c in controls]
+    df = pd.DataFrame(rows, columns=["task_id", "kind", "model", "sample_idx", "valid", "detail",
+                                     "mutant_kind", "mutant_id", "reference_states", "control_states"])
+    for col in ("reference_states", "control_states"):
+        df[col] = df[col].astype("Int64")
+    return df.sort_values(["task_id", "kind", "sample_idx"]).reset_index(drop=True)
+
+
+def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel: int, max_maps: int,
+                     progress) -> pd.DataFrame:
+    from alias.grade.run import grade_samples
+    from alias.store.db import write_parquet
+
+    samples, sides = [], {}
+    for c in controls:
+        if not c.valid or c.kind == "build_error":
+            continue
+        s = {"task_id": c.task_id, "condition": "original", "model": f"control:{c.kind}",
+             "sample_idx": c.sample_idx, "text": c.text}
+        samples.append(s)
+        if c.side is not None:
+            sides[(c.task_id, "original", s["model"], c.sample_idx)] = c.side
+    samples_df = pd.DataFrame(samples, columns=["task_id", "condition", "model", "sample_idx", "text"])
+    samples_df["sample_idx"] = samples_df["sample_idx"].astype("int64")
+    write_parquet(pd.DataFrame(elig_rows, columns=["task_id", "eligible", "reason"]), out_dir / "eligibility.parquet")
+    write_parquet(_control_frame(controls), out_dir / "control_samples.parquet")
+    write_parquet(samples_df.sort_values(["task_id", "model", "sample_idx"]).reset_index(drop=True),
+                  out_dir / "samples.parquet")
+    return grade_samples(samples, refs, runner, out_dir, parallel=parallel, max_maps=max_maps,
+                         outputs=sides, reference_for=lambda s: refs.get((s["task_id"], "original")),
+                         grades_for=lambda s: GRADES_FOR.get(s["model"], ("behavior",)),
+                         progress=(lambda: progress("grade")) if progress else None)
+
+
+#: Grades per control kind: the name grade only matters for the reference itself.
+GRADES_FOR = {"control:self": ("parse", "name", "behavior")}
+
+
+def summarize(elig_rows: list[dict], cs_df: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
+    """Table J.1 counts from the control tables (the view ``v_table_j1`` computes the same)."""
+    beh = verdicts[verdicts.grade == "behavior"]
+    out = {"tasks": len(elig_rows), "eligible": int(sum(r["eligible"] for r in elig_rows))}
+    for kind in ("self", "renamed", "oprenamed", "mutant"):
+        b = beh[beh.model == f"control:{kind}"]
+        out[kind] = {"n": int(len(b)), "passed": int(b.passed.fillna(False).astype(bool).sum())}
+    mk = cs_df[(cs_df.kind == "mutant") & cs_df.valid.astype(bool)]
+    out["mutant"]["tasks"] = int(mk.task_id.nunique())
+    op = cs_df[cs_df.kind == "oprenamed"]
+    out["oprenamed"]["invalid"] = op.loc[~op.valid.astype(bool), "detail"].fillna("").str.split(":").str[0] \
+        .value_counts().to_dict()
+    return out

@@ -1,0 +1,78 @@
+-- Validation of the behavior-based grade (Appendix J, Table J.1) and the references the
+-- grader cannot grade.
+-- Reads: control_eligibility, control_samples, verdicts.
+
+-- One row per graded control: its kind and whether each grade passed.
+CREATE OR REPLACE VIEW v_control_verdicts AS
+SELECT v.task_id,
+       replace(v.model, 'control:', '') AS kind,
+       v.sample_idx,
+       v.grade,
+       v.passed,
+       v.reason,
+       v.method,
+       v.maps_tried,
+       v.mapping,
+       v.detail,
+       cs.mutant_kind,
+       cs.reference_states,
+       cs.control_states
+FROM verdicts v
+LEFT JOIN control_samples cs
+  ON cs.task_id = v.task_id AND cs.model = v.model AND cs.sample_idx = v.sample_idx
+WHERE v.model LIKE 'control:%';
+
+-- Table J.1: n and passed per control, behavior grade, eligible tasks only.
+CREATE OR REPLACE VIEW v_table_j1 AS
+WITH b AS (
+  SELECT * FROM v_control_verdicts
+  WHERE grade = 'behavior'
+    AND task_id IN (SELECT task_id FROM control_eligibility WHERE eligible)
+)
+SELECT 1 AS ord, 'Reference against itself' AS control, 'should pass' AS expected,
+       count(*) AS n, count(*) FILTER (WHERE passed) AS passed, count(DISTINCT task_id) AS tasks
+FROM b WHERE kind = 'self'
+UNION ALL
+SELECT 2, 'Operator-renamed reference', 'should pass', count(*), count(*) FILTER (WHERE passed),
+       count(DISTINCT task_id)
+FROM b WHERE kind = 'oprenamed'
+UNION ALL
+SELECT 3, 'Renamed reference and modules', 'should pass', count(*), count(*) FILTER (WHERE passed),
+       count(DISTINCT task_id)
+FROM b WHERE kind = 'renamed'
+UNION ALL
+SELECT 4, 'Mutant with other reachable states', 'should fail', count(*), count(*) FILTER (WHERE passed),
+       count(DISTINCT task_id)
+FROM b WHERE kind = 'mutant'
+ORDER BY ord;
+
+-- Eligibility and the operator-renamed copies that do not count (Appendix J text).
+CREATE OR REPLACE VIEW v_control_counts AS
+SELECT
+  (SELECT count(*) FROM control_eligibility) AS tasks_with_cfg,
+  (SELECT count(*) FROM control_eligibility WHERE eligible) AS eligible,
+  (SELECT count(*) FROM control_eligibility WHERE NOT eligible) AS not_eligible,
+  (SELECT count(*) FROM control_samples WHERE kind = 'oprenamed' AND NOT valid
+          AND detail = 'no operator to rename') AS oprenamed_nothing_to_rename,
+  (SELECT count(*) FROM control_samples WHERE kind = 'oprenamed' AND NOT valid
+          AND detail LIKE 'sany%') AS oprenamed_sany_fails,
+  (SELECT count(*) FROM control_samples WHERE kind = 'oprenamed' AND NOT valid
+          AND (detail LIKE 'tlc%' OR detail LIKE 'cfg%')) AS oprenamed_tlc_fails,
+  (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND sample_idx >= 0) AS mutants_tried,
+  (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND valid) AS mutants_kept;
+
+-- Every eligible reference the behavior grade does not accept against itself, with the
+-- reason (the construct that stops it) and the last attempts.
+CREATE OR REPLACE VIEW v_grader_failures AS
+SELECT task_id, reason, method, maps_tried, detail
+FROM v_control_verdicts
+WHERE kind = 'self' AND grade = 'behavior' AND NOT passed
+ORDER BY reason, task_id;
+
+-- Controls graded wrongly: a positive control rejected or a mutant accepted.
+CREATE OR REPLACE VIEW v_control_errors AS
+SELECT task_id, kind, sample_idx, grade, passed, reason, mutant_kind
+FROM v_control_verdicts
+WHERE grade = 'behavior'
+  AND ((kind IN ('self', 'renamed', 'oprenamed') AND NOT passed) OR (kind = 'mutant' AND passed))
+ORDER BY kind, task_id, sample_idx;

@@ -1,0 +1,221 @@
+"""The graders' machinery: Appendix H cfg redirection, spec-shape parsing, map order,
+the tool-run cache, resumable grading (a killed run loses and duplicates nothing) and the
+grader controls (Appendix J) on embedded references."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from alias.grade.behavior import _bijections, replace_strings
+from alias.grade.cache import ToolRunner
+from alias.grade.name import name_grade_cfg
+from alias.grade.reference import Reference
+from alias.grade.run import GRADES, Journal, grade_samples, read_journal
+from alias.tla.cfg import parse_cfg
+from alias.grade.specshape import append_definitions, definition_block, split_spec
+
+REPO = Path(__file__).resolve().parents[1]
+EMB = REPO / "alias/corpus/embedded/specifications"
+
+
+def embedded_reference(folder: str, model: str, system: str | None = None, cfg: str | None = None) -> Reference:
+    """A Reference for an embedded task built straight from its files (no pipeline)."""
+    d = EMB / folder
+    files = {p.name: p.read_text() for p in d.glob("*.tla")}
+    system = system or model
+    return Reference(task_id=f"{folder}.{system}.{model}", condition="original", files=files,
+                     system_module=system, model_module=model,
+                     cfg_text=(d / (cfg or f"{model}.cfg")).read_text(),
+                     wrapper_module=None if system == model else model,
+                     author_modules=tuple(sorted(p.stem for p in d.glob("*.tla"))))
+
+
+# ----------------------------------------------------------------------- pure parts
+def test_name_grade_cfg_points_init_next_spec_at_the_outputs_operators():
+    ref = Reference("t", "random", {"Qx.tla": "", }, "Qx", "Qx",
+                    "INIT Octv\nNEXT Wbdz\nINVARIANT Hsqkdv\nPROPERTY Lqt\n")
+    text, changes = name_grade_cfg(ref, {"Init", "Next", "Spec", "TypeOK", "Safe"})
+    cfg = parse_cfg(text)
+    assert (cfg.init, cfg.next) == ("Init", "Next")
+    assert changes == ["INIT Octv->Init", "NEXT Wbdz->Next"]
+    # an invariant the output lacks keeps its name unless exactly one other operator exists
+    assert (cfg.invariants, cfg.properties) == (["Hsqkdv"], ["Lqt"])
+    text, changes = name_grade_cfg(ref, {"Init", "Next", "Inv"})
+    assert changes == ["INIT Octv->Init", "NEXT Wbdz->Next", "INVARIANTS Hsqkdv->Inv", "PROPERTIES Lqt->Inv"]
+    assert "Hsqkdv" not in text and "Lqt" not in text
+
+
+def test_name_grade_cfg_leaves_wrapper_operators_alone():
+    ref = Reference("t", "original", {"S.tla": "", "MC.tla": "---- MODULE MC ----\nEXTENDS S\nMCSpec == Spec\n====\n"},
+                    "S", "MC", "SPECIFICATION MCSpec\nINVARIANT TypeOK\n", wrapper_module="MC")
+    text, changes = name_grade_cfg(ref, {"Init", "Next", "Spec", "TypeOK"})
+    assert parse_cfg(text).specification == "MCSpec" and changes == []
+
+
+def test_split_spec_shapes():
+    src = textwrap.dedent("""\
+        ---- MODULE M ----
+        VARIABLE x
+        Init == x = 0
+        Next == x' = x + 1
+        Spec == Init /\\ [][Next]_x /\\ WF_x(Next)
+        Alt == /\\ Init
+               /\\ [][\\/ Next
+                     \\/ UNCHANGED x]_<<x>>
+        Fair == WF_x(Next)
+        Odd == []Init /\\ Fair
+        Named == Alt
+        ====
+        """)
+    s = split_spec(src, "Spec")
+    assert (s.init[0].text, s.next.text, s.vars.text) == ("Init", "Next", "x")
+    a = split_spec(src, "Named")
+    assert a.name == "Alt" and a.vars.text == "<<x>>" and a.next.text.startswith("\\/ Next")
+    assert split_spec(src, "Odd") is None and split_spec(src, "Fair") is None
+    block = definition_block("AliasOut", a)
+    out = append_definitions(src, block)
+    assert out.rstrip().endswith("====") and "AliasOutNext ==\n" in out
+    # the copied junction list keeps its columns
+    nxt = out.split("AliasOutNext ==\n")[1].splitlines()
+    assert nxt[0].index("\\/") == nxt[1].index("\\/")
+
+
+def test_map_order_identical_then_declaration_order():
+    maps = _bijections(["a", "b", "c"], ["a", "q", "p"])
+    assert maps[0] == {"a": "a", "b": "q", "c": "p"}      # identical name, then declaration order
+    assert len(maps) == 6
+    compat = _bijections(["a", "b"], ["x", "y"], lambda r, g: (r, g) in {("a", "y"), ("b", "x")})
+    assert compat == [{"a": "y", "b": "x"}]
+
+
+def test_replace_strings_is_one_pass():
+    assert replace_strings('pc = "a" /\\ pc\' = "b"', {"a": "b", "b": "a"}) == 'pc = "b" /\\ pc\' = "a"'
+
+
+def test_journal_skips_a_torn_last_line(tmp_path):
+    j = Journal(tmp_path / "journal.jsonl")
+    j.append(("t", "original", "m", 0), "sig0", [{"grade": "parse"}])
+    with open(j.path, "a") as f:
+        f.write('{"key": ["t", "original", "m", 1], "sig": "x", "verd')   # killed mid-write
+    j2 = Journal(j.path)  # reopening cuts the torn line
+    j2.append(("t", "original", "m", 2), "sig2", [{"grade": "parse"}])
+    got = read_journal(j.path)
+    assert sorted(k[3] for k in got) == [0, 2]
+
+
+# ----------------------------------------------------------------------- with TLC
+@pytest.mark.tlc
+def test_cache_makes_a_regrade_free(tool_config, tmp_path):
+    ref = embedded_reference("Clock", "Clock")
+    samples = [{"task_id": ref.task_id, "condition": "original", "model": "m", "sample_idx": 0,
+                "text": "Here it is:\n```tla\n" + ref.system_text + "\n```\n"}]
+    refs = {(ref.task_id, "original"): ref}
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    v1 = grade_samples(samples, refs, runner, tmp_path / "a")
+    assert v1.set_index("grade").passed.to_dict() == {"behavior": True, "name": True, "parse": True}
+    assert v1.tool_runs.sum() > 0
+    v2 = grade_samples(samples, refs, runner, tmp_path / "b")   # new journal, same cache
+    assert v2.tool_runs.sum() == 0 and v2.cached_runs.sum() == v1.tool_runs.sum()
+    assert v2.passed.tolist() == v1.passed.tolist()
+
+
+_KILL_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from pathlib import Path
+from alias.grade.cache import ToolRunner
+from alias.tla.tools import ToolConfig, find_jar
+from alias.grade.run import grade_samples
+from test_grade import embedded_reference, kill_samples
+ref = embedded_reference("TrafficLight", "TrafficLight")
+refs = {{(ref.task_id, "original"): ref}}
+runner = ToolRunner(ToolConfig(jar=find_jar(None), timeout_s=60, memory_mb=512), {cache!r})
+grade_samples(kill_samples(ref), refs, runner, Path({out!r}), parallel=1)
+"""
+
+
+def kill_samples(ref: Reference) -> list[dict]:
+    """Six samples: the reference, mutated copies and a broken one."""
+    t = ref.system_text
+    texts = [t, t.replace("cars < MaxQueue", "cars <= MaxQueue"), t.replace('light = "red"\n        /\\ cars = 0',
+             'light = "green"\n        /\\ cars = 0'), "no module here", t.replace("Next", "Step"),
+             t.replace("cars' = cars - 1", "cars' = cars")]
+    return [{"task_id": ref.task_id, "condition": "original", "model": "m", "sample_idx": i, "text": x}
+            for i, x in enumerate(texts)]
+
+
+@pytest.mark.tlc
+def test_killed_grading_run_resumes_without_loss_or_duplicates(tool_config, tmp_path):
+    out = tmp_path / "killed"
+    script = _KILL_SCRIPT.format(tests=str(REPO / "tests"), cache=str(tmp_path / "cache"), out=str(out))
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=REPO, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    journal = out / "journal.jsonl"
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 2:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"grading subprocess ended early: {proc.stderr.read().decode()[-2000:]}")
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    n_before = len(read_journal(journal))
+    assert 2 <= n_before < 6, "the kill must land mid-run"
+    assert not (out / "verdicts.parquet").exists()
+
+    ref = embedded_reference("TrafficLight", "TrafficLight")
+    refs = {(ref.task_id, "original"): ref}
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    resumed = grade_samples(kill_samples(ref), refs, runner, out)
+    # every sample graded exactly once per grade; the journal entries were reused
+    assert len(resumed) == 6 * len(GRADES)
+    assert not resumed.duplicated(["sample_idx", "grade"]).any()
+    lines = [json.loads(x)["key"][3] for x in journal.read_text().splitlines()]
+    assert sorted(lines) == list(range(6)), "no sample graded twice"
+    # same verdicts as an uninterrupted run
+    fresh = grade_samples(kill_samples(ref), refs, ToolRunner(tool_config, tmp_path / "cache2"), tmp_path / "fresh")
+    cols = ["sample_idx", "grade", "passed", "reason"]
+    pd.testing.assert_frame_equal(resumed[cols], fresh[cols])
+    beh = resumed[resumed.grade == "behavior"].set_index("sample_idx").passed.to_dict()
+    assert beh == {0: True, 1: False, 2: False, 3: False, 4: True, 5: False}
+
+
+@pytest.mark.tlc
+def test_controls_on_embedded_references(tool_config, tmp_path):
+    """Appendix J on two embedded tasks (one with a wrapper and a helper module): every
+    positive control passes, every kept mutant is rejected."""
+    from alias.grade.controls import run_controls
+    from alias.rename.cir import rename_task
+
+    refs = {}
+    for folder, model, system in (("Clock", "Clock", "Clock"), ("TokenRing", "MCTokenRing", "TokenRing")):
+        ref = embedded_reference(folder, model, system)
+        refs[(ref.task_id, "original")] = ref
+        mods = {m: ref.files[f"{m}.tla"] for m in ref.author_modules}
+        res = rename_task(mods, set(mods), ref.cfg_text, 7, ref.task_id)
+        rr = Reference(ref.task_id, "random", {f"{k}.tla": v for k, v in res.modules.items()},
+                       res.mapping.get(system, system), res.mapping.get(model, model), res.cfg_text,
+                       wrapper_module=res.mapping.get(model) if model != system else None,
+                       author_modules=tuple(sorted(res.modules)))
+        refs[(ref.task_id, "random")] = rr
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    s = run_controls(refs, runner, tmp_path / "controls", seed=1, max_mutants_tried=4, max_mutants_kept=2,
+                     parallel=2)
+    assert s["eligible"] == 2
+    assert s["self"] == {"n": 2, "passed": 2}
+    assert s["renamed"] == {"n": 2, "passed": 2}
+    assert s["oprenamed"]["n"] == 2 and s["oprenamed"]["passed"] == 2
+    assert s["mutant"]["n"] >= 2 and s["mutant"]["passed"] == 0
+    v = pd.read_parquet(tmp_path / "controls" / "verdicts.parquet")
+    assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior"}
+    assert v[v.model == "control:self"].passed.all()
