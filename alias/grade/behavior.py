@@ -49,7 +49,7 @@ from alias.grade.specshape import (append_definitions, defined_names, definition
                                    split_spec, spec_shaped_definitions)
 from alias.rename.cir import rename_names
 from alias.rename.names import RenameError
-from alias.tla.cfg import Cfg, CfgError, for_jar, parse_cfg
+from alias.tla.cfg import Cfg, CfgError, Constant, for_jar, parse_cfg
 from alias.tla.syntax import module_info
 from alias.tla.tools import supports_check_deadlock
 
@@ -143,9 +143,13 @@ def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 50
     def sim(a: str, b: str) -> float:
         return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
+    pos_s = {a: i for i, a in enumerate(src)}
+    pos_d = {b: i for i, b in enumerate(dst)}
+    # backtracking tries, per name: the identical name, the one at the same declaration
+    # position, then by similarity -- so the best maps are among the first generated
     options = {a: sorted((b for b in dst if compatible is None or compatible(a, b)),
-                         key=lambda b: -sim(a, b)) for a in src}
-    order = sorted(src, key=lambda a: len(options[a]))
+                         key=lambda b: (a != b, pos_s[a] != pos_d[b], -sim(a, b))) for a in src}
+    order = sorted(src, key=lambda a: (len(options[a]), pos_s[a]))
     found: list[dict[str, str]] = []
 
     def rec(i: int, used: set, cur: dict) -> None:
@@ -164,14 +168,21 @@ def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 50
                 del cur[a]
 
     rec(0, set(), {})
-    pos_s = {a: i for i, a in enumerate(src)}
-    pos_d = {b: i for i, b in enumerate(dst)}
     # identical names first, then the declaration order (CIR and most rewrites keep it),
     # then name similarity
     found.sort(key=lambda m: (sum(a != b for a, b in m.items()),
                               sum(pos_s[a] != pos_d[b] for a, b in m.items()),
                               -sum(sim(a, b) for a, b in m.items())))
     return [{a: m[a] for a in src} for m in found]
+
+
+#: TLC results that can depend on the map; any other failure under the identity map
+#: (eval or config error, timeout, crash) ends the search: another map cannot fix it.
+_VIOLATIONS = {"invariant_violated", "property_violated", "deadlock", "assumption_violated"}
+
+
+def _identity(vm: dict, cm: dict) -> bool:
+    return all(a == b for a, b in vm.items()) and all(a == b for a, b in cm.items())
 
 
 # --------------------------------------------------------------------------- grader
@@ -315,6 +326,14 @@ class BehaviorGrader:
                 ps = ", ".join(f"alias_p{i}" for i in range(n))
                 defs.append(f"{d}({ps}) == AliasRef!{d}({ps})" if n else f"{d} == AliasRef!{d}")
                 out_defs.add(d)
+        # TLC applies an unqualified cfg override (``None = None``, ``Nat <- MCNat``) only
+        # in the root's scope; the instanced reference gets it as ``X = [Mod] v``
+        for i, (const, mod) in enumerate(self._overrides(self.ref.files, self.ref.author_modules)):
+            if const.op == "=":
+                c.constants.append(Constant(const.name, "=", const.value, mod))
+            elif not const.module and const.value in ref_ar and ref_ar[const.value] == 0:
+                defs.append(f"AliasRefSub{i} == AliasRef!{const.value}")
+                c.constants.append(Constant(const.name, "<-", f"AliasRefSub{i}", mod))
         if spec_name is not None:
             c.specification, c.init, c.next = spec_name, None, None
         else:  # the cfg uses INIT/NEXT: the output's Init and Next
@@ -332,10 +351,28 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.properties = ["AliasGSafety"]
         c.check_deadlock = False
+        out_mods = tuple(m for m in (OUT, OUT_MODEL) if f"{m}.tla" in files)
+        for const, mod in self._overrides(files, out_mods):
+            if const.op == "=" or not const.module:
+                c.constants.append(Constant(const.name, const.op, const.value, mod))
         files = dict(files)
         files[f"{REVERSE}.tla"] = _module(REVERSE, body)
         text, flags = self._write(c)
         return self._tlc(files, REVERSE, text, flags, "reverse")
+
+    def _overrides(self, files: dict[str, str], modules) -> list[tuple[Constant, str]]:
+        """(cfg entry, module) for every unqualified cfg entry that overrides a
+        *definition* (not a declared constant) which ``modules`` define."""
+        declared = set(self.r_consts)
+        out = []
+        for const in self.cfg.constants:
+            if const.module or const.name in declared:
+                continue
+            for m in modules:
+                key = f"{m}.tla"
+                if key in files and const.name in definition_arities(files[key]):
+                    out.append((const, m))
+        return out
 
     def _tlc(self, files, main, cfg_text, flags, purpose) -> CheckResult:
         r = self.runner.tlc(files, main, cfg_text, flags, purpose=purpose)
@@ -420,6 +457,7 @@ class BehaviorGrader:
             return self._done(v, f"constant_count_differs: reference {len(self.r_consts)}, output {len(g_consts)}")
         # a constant keeps a constant of the same name (the cfg assigns values by name);
         # only the differently named ones are permuted
+        self._defs = self._overridden_definitions(out)
         const_maps = _bijections(self.r_consts, g_consts,
                                  lambda a, b: (a == b) if (a in g_consts or b in self.r_consts) else True)
         var_maps = _bijections(self.r_vars, g_vars)
@@ -473,9 +511,57 @@ class BehaviorGrader:
 
     def _mapping_of(self, cm, vm, labels) -> dict[str, str]:
         # G name -> R name for staging
-        m = {g: r for r, g in cm.items()}
+        m = dict(getattr(self, "_defs", {}))
+        m.update({g: r for r, g in cm.items()})
         m.update({g: r for r, g in vm.items()})
         return m
+
+    def _repeated(self, v: BehaviorVerdict, res: CheckResult, limit: int = 3) -> str:
+        """End the search when ``limit`` maps in a row fail with the same error that is
+        not a violation (same kind and first message line: e.g. an unbounded CHOOSE
+        that no map can fix)."""
+        if res.kind in _VIOLATIONS:
+            self._last_errors = []
+            return "next"
+        first = re.sub(r"line \d+, col \d+.*", "", (res.detail or "").splitlines()[0] if res.detail else "")
+        sig = (res.kind, first)
+        errs = getattr(self, "_last_errors", [])
+        errs = (errs + [sig])[-limit:]
+        self._last_errors = errs
+        if len(errs) == limit and len(set(errs)) == 1:
+            v.attempts.append(f"{limit} maps in a row fail with the same {res.kind}: search ended")
+            return "fatal"
+        return "next"
+
+    def _overridden_definitions(self, out: OutputSide) -> dict[str, str]:
+        """G name -> R name for the definitions the cfg overrides by name (``None =
+        None``, ``Ballot <- MCBallot``): TLC needs them under the cfg's names.  A name
+        the output defines maps to itself; otherwise the output's definition at the same
+        position (definition order in the system / wrapper module, same arity) is
+        taken -- the order a renamed copy keeps.  Unmatched names are left alone (the
+        output then lacks a name the cfg needs, a hidden-name failure)."""
+        ref = self.ref
+        declared = set(self.r_consts)
+        names = {c.name for c in self.cfg.constants if c.name not in declared and not c.module}
+        pairs = [(ref.system_text, out.modules[out.system])]
+        if ref.wrapper_module and out.wrapper:
+            pairs.append((ref.files[f"{ref.wrapper_module}.tla"], out.modules[out.wrapper]))
+        out_defs: set[str] = set()
+        for _, g_text in pairs:
+            out_defs |= set(definition_arities(g_text))
+        result: dict[str, str] = {}
+        for r_text, g_text in pairs:
+            r_ar = definition_arities(r_text)
+            g_ar = definition_arities(g_text)
+            r_list, g_list = list(r_ar), list(g_ar)
+            for name in names:
+                if name in out_defs or name not in r_ar:
+                    continue
+                i = r_list.index(name)
+                if i < len(g_list) and g_ar[g_list[i]] == r_ar[name] and g_list[i] not in result \
+                        and g_list[i] not in r_ar:
+                    result[g_list[i]] = name
+        return result
 
     def _try(self, out: OutputSide, cm, vm, labels, v: BehaviorVerdict) -> str:
         v.mapping = {"variables": dict(vm), "constants": dict(cm), "labels": dict(labels or {})}
@@ -511,15 +597,17 @@ class BehaviorGrader:
         if not fwd.passed:
             v.attempts.append(f"map {vm} {cm} {labels or ''}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
             v.reason = f"forward_{fwd.kind}"
-            if fwd.kind == "parse_error" or (fwd.kind == "semantic_error" and not vm and not cm):
-                return "fatal"
-            return "next"
+            if fwd.kind == "parse_error" or (fwd.kind not in _VIOLATIONS and _identity(vm, cm)):
+                return "fatal"  # not caused by the map: no other map can help
+            return self._repeated(v, fwd)
         rev = self.reverse(files, model)
         v.reverse = rev.kind
         if not rev.passed:
             v.attempts.append(f"map {vm} {cm} {labels or ''}: reverse {rev.kind}: {(rev.detail or '')[:200]}")
             v.reason = f"reverse_{rev.kind}"
-            return "next"
+            if rev.kind not in _VIOLATIONS and _identity(vm, cm):
+                return "fatal"
+            return self._repeated(v, rev)
         v.attempts.append(f"map {vm} {cm} {labels or ''}: forward and reverse pass")
         return "passed"
 

@@ -723,11 +723,11 @@ def rename_names(
     files = _import_closure(modules, author_files, library_modules or {})
     task = _Task(files, author_files)
     events: dict[str, list[tuple[int, int, str]]] = {}
-    renamed: set[str] = set()
-    tokens: set[str] = set()  # names in code a new name could capture (not fields/labels)
     for fname in sorted(author_files):
         src = task.srcs[fname]
         evs = []
+        renamed: set[str] = set()
+        tokens: set[str] = set()  # names in this file's code a new name could capture
         for node, dec, why, _mod in task.classify(fname):
             text = node_text(node, src)
             if dec == RENAME and text in mapping:
@@ -737,12 +737,13 @@ def rename_names(
                     why == "binding" and node.parent is not None
                     and node.parent.type in ("record_literal", "set_of_records")):
                 tokens.add(text)
+        mod = task.file_mod.get(fname)
+        visible = set(task.visible(mod)) if mod is not None else set()
+        for old in renamed:
+            new = mapping[old]
+            if new != old and new not in renamed and (new in tokens or (new in visible and new not in mapping)):
+                raise RenameError(f"renaming {old} to {new} in {fname} would capture the existing name {new}")
         events[fname] = evs
-    for m in task.all_mods:
-        tokens.update(m.own)
-    for old, new in mapping.items():
-        if old in renamed and new != old and new in tokens and new not in renamed:
-            raise RenameError(f"renaming {old} to {new} would capture the existing name {new}")
     out: dict[str, str] = {}
     for fname in sorted(author_files):
         src = task.srcs[fname]
