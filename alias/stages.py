@@ -413,8 +413,13 @@ def load_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]
 
 # ----------------------------------------------------------------------------- report
 def report_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
-    """Write Tables K.1 and C.1 and the hidden-name counts under ``reports/`` plus the
-    DVC metrics file ``reports/metrics.json``."""
+    """Write Tables K.1, C.1, J.1, 1, the Appendix U hidden-name split and the Appendix P
+    disagreements, the hidden-name counts under ``reports/`` plus the DVC metrics file
+    ``reports/metrics.json`` (tables with no samples yet say "no data")."""
+    from alias.report.stats_tables import write_stats_reports
     from alias.report.tables import write_reports
 
-    return write_reports(db, Path(params.get("report", {}).get("out", "reports")))
+    out = Path(params.get("report", {}).get("out", "reports"))
+    metrics = write_reports(db, out)
+    stats = write_stats_reports(db, out)
+    return metrics | {"stats_tables": sorted(stats["files"])}

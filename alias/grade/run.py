@@ -53,11 +53,32 @@ def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSi
     import hashlib
 
     payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(grades),
+               "code": grader_code_version(),
                "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
                                                  sorted((k, hashlib.sha256(v.encode()).hexdigest())
                                                         for k, v in ref.files.items())],
                "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())]}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+_CODE_VERSION: str | None = None
+
+
+def grader_code_version() -> str:
+    """sha256 of the grader's source (``alias/grade``, the TLA+ tool and cfg modules,
+    the renamer): a journal written by other grader code is not reused."""
+    global _CODE_VERSION
+    if _CODE_VERSION is None:
+        import hashlib
+
+        root = Path(__file__).resolve().parents[1]
+        files = sorted((root / "grade").glob("*.py")) + [root / "tla" / "tools.py", root / "tla" / "cfg.py",
+                                                         root / "tla" / "tlc_output.py", root / "rename" / "cir.py"]
+        h = hashlib.sha256()
+        for f in files:
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        _CODE_VERSION = h.hexdigest()
+    return _CODE_VERSION
 
 
 def read_journal(path: Path) -> dict[tuple, tuple[str, list[dict]]]:
