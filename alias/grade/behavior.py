@@ -112,6 +112,22 @@ def _set_header(text: str, name: str) -> str:
     return _HEADER.sub(lambda m: m.group(1) + name + m.group(3), text, count=1)
 
 
+_EXTENDS = re.compile(r"\bEXTENDS\b((?:\s*[A-Za-z0-9_]+\s*,)*\s*[A-Za-z0-9_]+)")
+_INSTANCE = re.compile(r"\bINSTANCE(\s+)([A-Za-z0-9_]+)")
+
+
+def rename_module_refs(text: str, mod_map: dict[str, str]) -> str:
+    """Rename module names in EXTENDS lists and after INSTANCE (not other identifiers)."""
+    if not mod_map:
+        return text
+
+    def ext(m: re.Match) -> str:
+        return "EXTENDS" + re.sub(r"[A-Za-z0-9_]+", lambda x: mod_map.get(x.group(0), x.group(0)), m.group(1))
+
+    text = _EXTENDS.sub(ext, text)
+    return _INSTANCE.sub(lambda m: "INSTANCE" + m.group(1) + mod_map.get(m.group(2), m.group(2)), text)
+
+
 def _module(name: str, body: str) -> str:
     return f"---- MODULE {name} ----\n{body}====\n"
 
@@ -238,8 +254,12 @@ class BehaviorGrader:
             if name in taken:
                 mod_map[name] = f"AliasOutM{i}"
         lib = {k[:-4]: v for k, v in ref.files.items() if k[:-4] not in mods}
-        full = {**{k: v for k, v in mapping.items() if k != v}, **mod_map}
-        translated = rename_names(mods, full, author=set(mods), library_modules=lib)
+        # module names first, textually (EXTENDS / INSTANCE / header): a module may share
+        # its name with one of its constants (MODULE Prisoner, CONSTANT Prisoner)
+        staged = {mod_map.get(m, m): _set_header(rename_module_refs(t, mod_map), mod_map.get(m, m))
+                  for m, t in mods.items()}
+        names = {k: v for k, v in mapping.items() if k != v and k not in staged}
+        translated = rename_names(staged, names, author=set(staged), library_modules=lib) if names else staged
         if labels:
             translated = {k: replace_strings(v, labels) for k, v in translated.items()}
         files = dict(ref.files)
@@ -260,12 +280,14 @@ class BehaviorGrader:
         for name in names:
             for m in order:
                 if name in defs[m]:
-                    shape = split_spec(files[f"{m}.tla"], name)
+                    extra = tuple(files[f"{x}.tla"] for x in order if x != m)
+                    shape = split_spec(files[f"{m}.tla"], name, extra=extra)
                     if shape is not None:
                         return m, name, shape
         for m in order:
-            for name in spec_shaped_definitions(files[f"{m}.tla"]):
-                return m, name, split_spec(files[f"{m}.tla"], name)
+            extra = tuple(files[f"{x}.tla"] for x in order if x != m)
+            for name in spec_shaped_definitions(files[f"{m}.tla"], extra):
+                return m, name, split_spec(files[f"{m}.tla"], name, extra=extra)
         if cfg.init and cfg.next:
             return None, "init_next", None
         return None, "no_spec_formula", None

@@ -81,6 +81,9 @@ def grader_code_version() -> str:
     return _CODE_VERSION
 
 
+grader_code_version()  # fixed at import: verdicts are labelled with the code that computed them
+
+
 def read_journal(path: Path) -> dict[tuple, tuple[str, list[dict]]]:
     """``(signature, verdict rows)`` per sample key from a journal; torn or corrupt
     lines are skipped; a later line for the same key wins."""

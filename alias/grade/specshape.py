@@ -78,6 +78,8 @@ def _conjuncts(node) -> list:
 
 
 def _has_temporal(node, defs: dict, src: bytes, depth: int = 0) -> bool:
+    """Whether ``node`` contains a temporal operator, following names in ``defs``
+    (name -> body node, or name -> (body node, source bytes)) up to three levels."""
     stack = [node]
     while stack:
         n = stack.pop()
@@ -85,8 +87,11 @@ def _has_temporal(node, defs: dict, src: bytes, depth: int = 0) -> bool:
             return True
         if n.type == "identifier_ref" and depth < 3:
             name = node_text(n, src)
-            if name in defs and _has_temporal(defs[name], defs, src, depth + 1):
-                return True
+            if name in defs:
+                d = defs[name]
+                body, bsrc = d if isinstance(d, tuple) else (d, src)
+                if _has_temporal(body, defs, bsrc, depth + 1):
+                    return True
         stack.extend(n.children)
     return False
 
@@ -114,35 +119,55 @@ def _piece(node, src: bytes) -> Piece:
     return Piece(node_text(node, src), node.start_point[1])
 
 
-def split_spec(text: str, name: str, _depth: int = 0) -> SpecShape | None:
+def split_spec(text: str, name: str, _depth: int = 0, *, extra: tuple[str, ...] = ()) -> SpecShape | None:
     """Split definition ``name`` of module ``text`` as ``I /\\ [][N]_v /\\ ...``.
 
-    Follows a body that is just another definition's name (``Spec == FairSpec``) up to
-    three times.  Returns ``None`` when the definition is missing or has another shape
-    (no ``[][N]_v`` conjunct, two of them, or no non-temporal conjunct).
+    A conjunct that names another definition with a temporal formula is expanded
+    (``LSpec == HC /\\ WF_hr(HCnxt)`` with ``HC == HCini /\\ [][HCnxt]_hr``), up to
+    three levels; ``extra``: texts of modules whose definitions ``text`` can see (e.g.
+    the module a wrapper EXTENDS).  Returns ``None`` when the definition is missing or
+    has another shape (no ``[][N]_v`` conjunct, two of them, or no non-temporal
+    conjunct).
     """
-    src = tree_src(text)
-    defs = _definitions(text)
-    body = defs.get(name)
-    if body is None:
+    defs: dict[str, tuple] = {}
+    for t in reversed((text,) + tuple(extra)):
+        src_t = tree_src(t)
+        for k, body in _definitions(t).items():
+            defs[k] = (body, src_t)
+    if name not in defs:
         return None
-    if body.type == "identifier_ref" and _depth < 3:
-        return split_spec(text, node_text(body, src), _depth + 1)
-    conj = _conjuncts(body)
-    boxes = [(c, _box(c)) for c in conj if _box(c) is not None]
+    body, src = defs[name]
+    plain = defs
+
+    def expand(node, src, depth):
+        out = []
+        for c in _conjuncts(node):
+            if c.type == "identifier_ref" and depth < 3:
+                ref = node_text(c, src)
+                if ref in defs:
+                    b, s2 = defs[ref]
+                    if _has_temporal(b, plain, s2):
+                        out += expand(b, s2, depth + 1)
+                        continue
+            out.append((c, src))
+        return out
+
+    conj = expand(body, src, _depth)
+    boxes = [(c, s, _box(c)) for c, s in conj if _box(c) is not None]
     if len(boxes) != 1:
         return None
-    inits = [c for c in conj if not _has_temporal(c, defs, src)]
+    inits = [(c, s) for c, s in conj if not _has_temporal(c, plain, s)]
     if not inits:
         return None
-    n_node, v_node = boxes[0][1]
-    return SpecShape(name=name, init=tuple(_piece(c, src) for c in inits),
-                     next=_piece(n_node, src), vars=_piece(v_node, src))
+    _c, bsrc, (n_node, v_node) = boxes[0]
+    return SpecShape(name=name, init=tuple(_piece(c, s) for c, s in inits),
+                     next=_piece(n_node, bsrc), vars=_piece(v_node, bsrc))
 
 
-def spec_shaped_definitions(text: str) -> list[str]:
-    """Names of the definitions of ``text`` with the shape ``I /\\ [][N]_v`` (source order)."""
-    return [n for n in _definitions(text) if split_spec(text, n) is not None]
+def spec_shaped_definitions(text: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """Names of the definitions of ``text`` with the shape ``I /\\ [][N]_v`` (source
+    order; ``extra`` as for :func:`split_spec`)."""
+    return [n for n in _definitions(text) if split_spec(text, n, extra=extra) is not None]
 
 
 def defined_names(text: str) -> set[str]:
