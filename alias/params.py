@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "rename": {"seed": 20261129},
     "grade": {"max_maps": 60, "parallel": 2, "timeout_s": 300},
     "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 2,
+                 "mutant_timeout_s": 60,
                  "tasks": []},
     "report": {"out": "reports"},
 }

@@ -399,7 +399,8 @@ def controls_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir:
                                max_mutants_tried=int(c["max_mutants_tried_per_task"]),
                                max_mutants_kept=int(c["max_mutants_kept_per_task"]),
                                parallel=int(params["grade"]["parallel"]), max_maps=int(params["grade"]["max_maps"]),
-                               tasks=tasks, progress=lambda _what: bar.advance())
+                               tasks=tasks, progress=lambda _what: bar.advance(),
+                               mutant_timeout_s=float(c["mutant_timeout_s"]))
     return summary
 
 

@@ -122,7 +122,7 @@ def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], s
 
 
 def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
-                   max_mutants_tried: int, max_mutants_kept: int) -> list[Control]:
+                   max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60) -> list[Control]:
     """All controls of one eligible task (validity and mutant keep-checks run TLC)."""
     from alias.grade.behavior import BehaviorGrader
     from alias.grade.mutants import generate_mutants
@@ -181,13 +181,20 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
     order = list(range(len(muts)))
     rng.shuffle(order)
     kept = 0
+    # a mutant can make the state space infinite (a counter without its bound): its
+    # keep-check gets a shorter time limit and, timing out, is simply not kept
+    import dataclasses
+
+    mconf = dataclasses.replace(runner.config, timeout_s=min(runner.config.timeout_s, mutant_timeout_s))
+    mrunner = ToolRunner(mconf, runner.cache_dir)
+    mgrader = BehaviorGrader(ref, mrunner)
     for n_tried, i in enumerate(order[:max_mutants_tried]):
         if kept >= max_mutants_kept:
             break
         m = muts[i]
         files = dict(ref.files)
         files[f"{ref.system_module}.tla"] = m.text
-        states, kind = reachable_states(ref, files, runner, data_vars, grader)
+        states, kind = reachable_states(ref, files, mrunner, data_vars, mgrader)
         keep = states is not None and states != ref_states
         c = Control(ref.task_id, "mutant", n_tried, m.text, None, valid=keep,
                     detail=f"{m.description}; TLC {kind}", mutant_kind=m.kind, mutant_id=m.mutant_id,
@@ -199,7 +206,8 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
 
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
                  seed: int, max_mutants_tried: int = 8, max_mutants_kept: int = 2, parallel: int = 1,
-                 max_maps: int = 60, tasks: list[str] | None = None, progress=None) -> dict:
+                 max_maps: int = 60, tasks: list[str] | None = None, progress=None,
+                 mutant_timeout_s: float = 60) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
     (Table J.1).
@@ -223,7 +231,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     def build(t: str) -> list[Control]:
         try:
             return build_controls(refs[(t, "original")], refs.get((t, "random")), runner.child(), seed=seed,
-                                  max_mutants_tried=max_mutants_tried, max_mutants_kept=max_mutants_kept)
+                                  max_mutants_tried=max_mutants_tried, max_mutants_kept=max_mutants_kept,
+                                  mutant_timeout_s=mutant_timeout_s)
         except Exception as e:
             return [Control(t, "self", 0, refs[(t, "original")].system_text),
                     Control(t, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
