@@ -149,6 +149,43 @@ def _declared(texts: list[str]) -> tuple[list[str], list[str]]:
     return vs, cs
 
 
+def _extends_closure(root: str, files: dict[str, str]) -> list[str]:
+    """Texts of ``root`` and of the modules it EXTENDS, transitively (those in ``files``),
+    root first: their constants and variables are the model's parameters."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        m = todo.pop(0)
+        if m in seen or f"{m}.tla" not in files:
+            continue
+        seen.add(m)
+        text = files[f"{m}.tla"]
+        out.append(text)
+        todo += module_info(text).extends
+    return out
+
+
+_UNNAMED_INSTANCE = re.compile(r"^\s*(?:LOCAL\s+)?INSTANCE\s+([A-Za-z0-9_]+)", re.M)
+
+
+def _visible_closure(root: str, files: dict[str, str]) -> list[str]:
+    """Texts of ``root`` and of the modules whose definitions it sees unprefixed (EXTENDS
+    and unnamed INSTANCE, transitively), root first."""
+    out: list[str] = []
+    seen: set[str] = set()
+    todo = [root]
+    while todo:
+        m = todo.pop(0)
+        if m in seen or f"{m}.tla" not in files:
+            continue
+        seen.add(m)
+        text = files[f"{m}.tla"]
+        out.append(text)
+        todo += module_info(text).extends + _UNNAMED_INSTANCE.findall(text)
+    return out
+
+
 def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 5000) -> list[dict[str, str]]:
     """Bijections ``src -> dst`` (lists of equal length), best first: fewer pairs with
     different names, then higher name similarity.  ``compatible(a, b)`` prunes pairs.
@@ -212,8 +249,7 @@ class BehaviorGrader:
         self.max_maps = max_maps
         self.max_dot_bytes = max_dot_bytes
         self.cfg: Cfg = parse_cfg(ref.cfg_text)
-        ref_texts = [ref.system_text] + ([ref.files[f"{ref.wrapper_module}.tla"]] if ref.wrapper_module else [])
-        self.r_vars, self.r_consts = _declared(ref_texts)
+        self.r_vars, self.r_consts = _declared(_extends_closure(ref.model_module, ref.files))
         self.modern = supports_check_deadlock(runner.config)
         self._shared: dict = {}  # reference-side results, shared by the per-call copies
 
@@ -269,25 +305,31 @@ class BehaviorGrader:
 
     # ------------------------------------------------------------------ spec location
     def _locate(self, files: dict[str, str], model: str) -> tuple[str | None, str | None, object]:
-        """(module defining G's spec, spec name, SpecShape) or (None, reason, None)."""
+        """(module to append the split definitions to, spec name, SpecShape) or
+        (None, reason, None).  A definition counts when it is visible in the module:
+        its own, or one it gets by EXTENDS or an unnamed INSTANCE (``INSTANCE TwoPhase``)."""
         cfg = self.cfg
         order = [model] if model == OUT else [model, OUT]
-        defs = {m: defined_names(files[f"{m}.tla"]) for m in order}
         names: list[str] = []
         if cfg.specification:
             names.append(cfg.specification)
         names.append("Spec")
+        closures = {m: _visible_closure(m, files) for m in order}
         for name in names:
             for m in order:
-                if name in defs[m]:
-                    extra = tuple(files[f"{x}.tla"] for x in order if x != m)
-                    shape = split_spec(files[f"{m}.tla"], name, extra=extra)
-                    if shape is not None:
-                        return m, name, shape
+                texts = closures[m]
+                for i, t in enumerate(texts):
+                    if name in defined_names(t):
+                        shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
+                        if shape is not None:
+                            return m, name, shape
+                        break
         for m in order:
-            extra = tuple(files[f"{x}.tla"] for x in order if x != m)
-            for name in spec_shaped_definitions(files[f"{m}.tla"], extra):
-                return m, name, split_spec(files[f"{m}.tla"], name, extra=extra)
+            texts = closures[m]
+            for i, t in enumerate(texts):
+                extra = tuple(texts[:i] + texts[i + 1:])
+                for name in spec_shaped_definitions(t, extra):
+                    return m, name, split_spec(t, name, extra=extra)
         if cfg.init and cfg.next:
             return None, "init_next", None
         return None, "no_spec_formula", None
@@ -469,10 +511,14 @@ class BehaviorGrader:
 
     def _grade(self, out: OutputSide) -> BehaviorVerdict:
         v = BehaviorVerdict(passed=False)
-        texts = [out.modules[out.system]] + ([out.modules[out.wrapper]] if out.wrapper else [])
+        g_files = {k: v for k, v in self.ref.files.items() if k != f"{self.ref.system_module}.tla"}
+        g_files.update({f"{m}.tla": t for m, t in out.modules.items()})
+        g_root = out.wrapper or (self.ref.wrapper_module if self.ref.wrapper_module else out.system)
         if not out.wrapper and self.ref.wrapper_module:
-            texts.append(self.ref.files[f"{self.ref.wrapper_module}.tla"])
-        g_vars, g_consts = _declared(texts)
+            g_files = dict(g_files)
+            # the reference's wrapper EXTENDS the system module: that is the output now
+            g_files[f"{self.ref.system_module}.tla"] = out.modules[out.system]
+        g_vars, g_consts = _declared(_extends_closure(g_root, g_files))
         if len(g_vars) != len(self.r_vars):
             return self._done(v, f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}")
         if len(g_consts) != len(self.r_consts):

@@ -45,7 +45,7 @@ import re
 from dataclasses import dataclass, field
 
 MAX_NAME_LEN = 64
-_SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")  # TLA+: a letter somewhere (2PCwithBTM)
 # A header: >=4 dashes, MODULE, a name (anything, checked later), >=4 dashes.
 _HEADER = re.compile(r"^\s*-{4,}\s*MODULE(?:\s+(.*?))?\s*-{4,}\s*$")
 _CLOSING = re.compile(r"^\s*={4,}\s*$")
