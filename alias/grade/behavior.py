@@ -415,7 +415,9 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.properties = ["AliasGSafety"]
         c.check_deadlock = False
-        out_mods = tuple(m for m in (OUT, OUT_MODEL) if f"{m}.tla" in files)
+        # the output side's modules: every staged file the reference does not have as is
+        out_mods = tuple(k[:-4] for k, t in files.items()
+                         if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t)
         for const, mod in self._overrides(files, out_mods):
             if const.op == "=" or not const.module:
                 c.constants.append(Constant(const.name, const.op, const.value, mod))
@@ -611,9 +613,14 @@ class BehaviorGrader:
         ref = self.ref
         declared = set(self.r_consts)
         names = {c.name for c in self.cfg.constants if c.name not in declared and not c.module}
-        pairs = [(ref.system_text, out.modules[out.system])]
-        if ref.wrapper_module and out.wrapper:
-            pairs.append((ref.files[f"{ref.wrapper_module}.tla"], out.modules[out.wrapper]))
+        # pair the reference's modules with the output's: the closures (EXTENDS and
+        # unnamed INSTANCE) of both models, position by position
+        g_files = {k: v for k, v in ref.files.items() if k != f"{ref.system_module}.tla"}
+        g_files.update({f"{m}.tla": t for m, t in out.modules.items()})
+        if not out.wrapper and ref.wrapper_module:
+            g_files[f"{ref.system_module}.tla"] = out.modules[out.system]
+        g_root = out.wrapper or (ref.wrapper_module if ref.wrapper_module else out.system)
+        pairs = list(zip(_visible_closure(ref.model_module, ref.files), _visible_closure(g_root, g_files)))
         out_defs: set[str] = set()
         for _, g_text in pairs:
             out_defs |= set(definition_arities(g_text))
