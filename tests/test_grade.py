@@ -79,7 +79,7 @@ def test_split_spec_shapes():
     s = split_spec(src, "Spec")
     assert (s.init[0].text, s.next.text, s.vars.text) == ("Init", "Next", "x")
     a = split_spec(src, "Named")
-    assert a.name == "Alt" and a.vars.text == "<<x>>" and a.next.text.startswith("\\/ Next")
+    assert a.name == "Named" and a.vars.text == "<<x>>" and a.next.text.startswith("\\/ Next")
     assert split_spec(src, "Odd") is None and split_spec(src, "Fair") is None
     block = definition_block("AliasOut", a)
     out = append_definitions(src, block)
