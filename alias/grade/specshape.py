@@ -196,13 +196,23 @@ def _pad(p: Piece) -> str:
     return " " * col + p.text
 
 
+_HEADER_LINE = re.compile(r"^\s*-{4,}\s*MODULE\b")
+
+
 def append_definitions(text: str, block: str) -> str:
-    """Insert ``block`` before the last ``====`` line of ``text`` (appended if none)."""
-    ms = list(_CLOSING.finditer(text))
-    if not ms:
-        return text.rstrip("\n") + "\n" + block + "====\n"
-    m = ms[-1]
-    return text[:m.start()] + block + text[m.start():]
+    """Insert ``block`` before the line that closes the first module of ``text`` (the
+    ``====`` line where the module nesting returns to 0; text after it is not part of
+    the module); appended with a closing line if there is none."""
+    lines = text.splitlines(keepends=True)
+    depth = 0
+    for i, line in enumerate(lines):
+        if _HEADER_LINE.match(line):
+            depth += 1
+        elif _CLOSING.match(line) and depth > 0:
+            depth -= 1
+            if depth == 0:
+                return "".join(lines[:i]) + block + "".join(lines[i:])
+    return text.rstrip("\n") + "\n" + block + "====\n"
 
 
 def definition_arities(text: str) -> dict[str, int]:
