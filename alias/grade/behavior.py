@@ -324,15 +324,35 @@ class BehaviorGrader:
                         if shape is not None:
                             return m, name, shape
                         break
+        # any definition of the shape I /\ [][N]_v; with several (a module that also
+        # defines a channel's InChan_Spec), the one whose subscript covers the most
+        # variables, then the last one defined
+        found = []
         for m in order:
             texts = closures[m]
             for i, t in enumerate(texts):
                 extra = tuple(texts[:i] + texts[i + 1:])
-                for name in spec_shaped_definitions(t, extra):
-                    return m, name, split_spec(t, name, extra=extra)
+                for pos, name in enumerate(spec_shaped_definitions(t, extra)):
+                    shape = split_spec(t, name, extra=extra)
+                    found.append((self._coverage(shape, texts), pos, m, name, shape))
+        if found:
+            _cov, _pos, m, name, shape = max(found, key=lambda x: (x[0], x[1]))
+            return m, name, shape
         if cfg.init and cfg.next:
             return None, "init_next", None
         return None, "no_spec_formula", None
+
+    def _coverage(self, shape, texts: list[str]) -> int:
+        """How many of the reference's variables the subscript ``v`` of ``shape`` names
+        (directly, or through the definition it names, e.g. ``vars``)."""
+        v = shape.vars.text
+        words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", v))
+        for t in texts:
+            m = re.search(rf"^{re.escape(v.strip())}\s*==(.*?)(?=^\S|\Z)", t, re.M | re.S) \
+                if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v.strip()) else None
+            if m:
+                words |= set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", m.group(1)))
+        return len(words & set(self.r_vars))
 
     # ------------------------------------------------------------------ cfg builders
     def _cfg_base(self) -> Cfg:
