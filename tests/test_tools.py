@@ -5,7 +5,6 @@ written here (about 1 s per TLC run).
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from dataclasses import replace
@@ -15,7 +14,7 @@ import pytest
 
 from alias.tla.cfg import for_jar, parse_cfg
 from alias.tla.tlc_output import KINDS, parse_tlc_output
-from alias.tla.tools import (ToolConfig, ToolError, check_java, find_jar, run_sany, run_tlc,
+from alias.tla.tools import (ToolError, check_java, find_jar, run_sany, run_tlc,
                              supports_check_deadlock, tool_version)
 
 COUNTER = """---- MODULE Counter ----

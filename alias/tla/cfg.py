@@ -295,7 +295,6 @@ def parse_cfg(text: str) -> Cfg:
 
     def sig(j: int) -> int:
         """Index of the first significant token at or after j, recording comments."""
-        nonlocal last_sig_line
         while j < n and toks[j].kind in ("ws", "comment"):
             t = toks[j]
             if t.kind == "comment":
