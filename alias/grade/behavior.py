@@ -553,7 +553,10 @@ class BehaviorGrader:
         var_maps = _bijections(self.r_vars, g_vars)
         tried = 0
         best: tuple | None = None
+        stop = False
         for n_cm, cm in enumerate(const_maps):
+            if stop:
+                break
             # the first constant map tries the best variable map at once (the cheap path
             # for a correct output); later ones only maps that TLC's initial values allow
             cands = var_maps[:1] if n_cm == 0 else \
@@ -571,7 +574,13 @@ class BehaviorGrader:
                 if res == "passed":
                     return self._done(v, None, tried, method="refinement")
                 if res == "fatal":
-                    return self._done(v, v.reason, tried)
+                    # a TLC error no map can fix; a reference with control labels still
+                    # gets the state-graph comparison of Appendix I
+                    if not (self.r_control and (v.reason or "").startswith(("forward_", "reverse_"))):
+                        return self._done(v, v.reason, tried)
+                    best = best or (cm, vm)
+                    stop = True
+                    break
                 if best is None:
                     best = (cm, vm)
                 if n_cm == 0 and not cands and len(done) == 1 and len(var_maps) > 1:
