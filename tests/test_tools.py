@@ -313,3 +313,35 @@ def test_refuses_community_modules_jar_on_manifest_classpath(tool_config, tmp_pa
         run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, cfg)
     with pytest.raises(ToolError, match="CommunityModules"):
         run_sany({"Counter.tla": COUNTER}, "Counter", cfg)
+
+
+_ORPHAN_SCRIPT = """
+from alias.tla.tools import ToolConfig, find_jar, run_tlc
+spec = "---- MODULE AliasOrphanProbe ----\\nEXTENDS Naturals\\nVARIABLE x\\nInit == x = 0\\nNext == x' = x + 1\\n====\\n"
+run_tlc({"AliasOrphanProbe.tla": spec}, "AliasOrphanProbe", "INIT Init\\nNEXT Next\\n",
+        ToolConfig(jar=find_jar(None), timeout_s=120, memory_mb=256))
+"""
+
+
+@pytest.mark.tlc
+def test_tlc_dies_with_a_killed_parent():
+    """A grading or verify process killed mid-run leaves no TLC behind (PDEATHSIG)."""
+    import signal
+    import subprocess
+    import sys
+
+    def probes() -> list[str]:
+        out = subprocess.run(["pgrep", "-f", "AliasOrphanProbe"], capture_output=True, text=True).stdout
+        return [p for p in out.split() if p]
+
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(probes()) < 2:   # the python and its java
+        time.sleep(0.2)
+    assert len(probes()) >= 2, "TLC did not start"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and probes():
+        time.sleep(0.2)
+    assert probes() == [], "TLC outlived its killed parent"

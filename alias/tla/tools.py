@@ -324,6 +324,17 @@ def _read_capped(path: Path) -> str:
     return data.decode("utf-8", "replace")
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGKILL it when the process that started
+    it dies, so a killed grading or verify run leaves no TLC running (no-op elsewhere)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
 def _execute(argv: list[str], tmp: Path, timeout_s: float) -> _Run:
     """Run argv in tmp with a wall-clock limit; kill its process group at the end."""
     out_path = tmp / "alias-output.txt"
@@ -332,7 +343,8 @@ def _execute(argv: list[str], tmp: Path, timeout_s: float) -> _Run:
     with open(out_path, "wb") as out:
         try:
             proc = subprocess.Popen(argv, cwd=tmp, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=_die_with_parent)
         except OSError as e:
             return _Run(None, time.monotonic() - t0, f"cannot start {argv[0]!r}: {e}",
                         False, start_error=str(e))
