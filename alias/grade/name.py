@@ -5,10 +5,11 @@ imported modules.  *Parse*: strict SANY on the output module (exit 0 and no erro
 the exit-code-only verdict is kept too).  *Correct*: TLC on the model module with the
 condition's cfg passes; a run over the time limit (``tla.timeout_s``, 300 s) fails.
 
-The cfg is adjusted exactly as Appendix H says: INIT, NEXT and SPECIFICATION point at
-the output's ``Init``, ``Next`` and ``Spec`` whenever the output defines them (an entry
-naming an operator of the wrapper module is left alone: the wrapper, not the output,
-defines it); an invariant or property entry keeps its name, and if neither the output
+The cfg is adjusted as Appendix H says: INIT, NEXT and SPECIFICATION point at the
+output's ``Init``, ``Next`` and ``Spec`` when the output defines them and not the name
+the cfg gives (the renamed cfg's ``INIT Octv``); an entry the output defines itself
+(``SPECIFICATION LSpec`` of a reference that also has a ``Spec``), or that names an
+operator of the wrapper module, is left alone; an invariant or property entry keeps its name, and if neither the output
 nor the wrapper defines that name and the output defines exactly one operator other than
 ``Init``, ``Next`` and ``Spec``, the entry names that operator.  Constants keep their
 names.
@@ -66,9 +67,12 @@ def stage_output(ref: Reference, module_text: str) -> dict[str, str]:
     return files
 
 
-def name_grade_cfg(ref: Reference, output_definitions: set[str]) -> tuple[str, list[str]]:
+def name_grade_cfg(ref: Reference, output_definitions: set[str],
+                   imported: set[str] = frozenset()) -> tuple[str, list[str]]:
     """The cfg text for the name-based grade of an output defining
-    ``output_definitions``, and the list of changes made (Appendix H).
+    ``output_definitions`` (its own top-level definitions) and seeing ``imported`` (the
+    definitions of the modules it EXTENDS or INSTANCEs without a name), and the list of
+    changes made (Appendix H).
 
     Raises :class:`~alias.tla.cfg.CfgError` if the reference cfg does not parse.
     """
@@ -77,13 +81,13 @@ def name_grade_cfg(ref: Reference, output_definitions: set[str]) -> tuple[str, l
     wrapper_defs = ref.wrapper_definitions
     for fld, target in _TARGETS.items():
         cur = getattr(cfg, fld)
-        if cur is None or cur == target or cur in wrapper_defs:
-            continue
+        if cur is None or cur == target or cur in wrapper_defs or cur in output_definitions | imported:
+            continue  # the output defines what the cfg names: nothing to redirect
         if target in output_definitions:
             setattr(cfg, fld, target)
             changes.append(f"{fld.upper()} {cur}->{target}")
     others = sorted(output_definitions - set(_TARGETS.values()))
-    visible = output_definitions | wrapper_defs
+    visible = output_definitions | wrapper_defs | imported
     for fld in ("invariants", "properties"):
         entries = getattr(cfg, fld)
         for i, name in enumerate(entries):
@@ -110,8 +114,14 @@ def grade_name(ref: Reference, module_text: str, runner: ToolRunner) -> NameVerd
         v.calls = runner.calls
         return v
     info = module_info(files[f"{ref.system_module}.tla"])
+    from alias.grade.behavior import _visible_closure
+    from alias.grade.specshape import definition_arities
+
+    imported: set[str] = set()
+    for text in _visible_closure(ref.system_module, files)[1:]:
+        imported |= set(definition_arities(text))
     try:
-        cfg_text, v.cfg_changes = name_grade_cfg(ref, set(info.definitions))
+        cfg_text, v.cfg_changes = name_grade_cfg(ref, set(info.definitions), imported)
         modern = supports_check_deadlock(runner.config)
         cfg_run, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
     except CfgError as e:
