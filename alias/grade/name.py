@@ -3,7 +3,7 @@
 The output is staged as the task's system module beside the reference's wrapper and
 imported modules.  *Parse*: strict SANY on the output module (exit 0 and no error text;
 the exit-code-only verdict is kept too).  *Correct*: TLC on the model module with the
-condition's cfg passes; a run over the time limit (``tla.timeout_s``, 300 s) fails.
+condition's cfg passes; a run over the time limit (``grade.timeout_s``, 300 s) fails.
 
 The cfg is adjusted as Appendix H says: INIT, NEXT and SPECIFICATION point at the
 output's ``Init``, ``Next`` and ``Spec`` when the output defines them and not the name
