@@ -152,18 +152,7 @@ def _declared(texts: list[str]) -> tuple[list[str], list[str]]:
 def _extends_closure(root: str, files: dict[str, str]) -> list[str]:
     """Texts of ``root`` and of the modules it EXTENDS, transitively (those in ``files``),
     root first: their constants and variables are the model's parameters."""
-    out: list[str] = []
-    seen: set[str] = set()
-    todo = [root]
-    while todo:
-        m = todo.pop(0)
-        if m in seen or f"{m}.tla" not in files:
-            continue
-        seen.add(m)
-        text = files[f"{m}.tla"]
-        out.append(text)
-        todo += module_info(text).extends
-    return out
+    return _closure(root, files, instances=False)
 
 
 _UNNAMED_INSTANCE = re.compile(r"^\s*(?:LOCAL\s+)?INSTANCE\s+([A-Za-z0-9_]+)", re.M)
@@ -172,6 +161,10 @@ _UNNAMED_INSTANCE = re.compile(r"^\s*(?:LOCAL\s+)?INSTANCE\s+([A-Za-z0-9_]+)", r
 def _visible_closure(root: str, files: dict[str, str]) -> list[str]:
     """Texts of ``root`` and of the modules whose definitions it sees unprefixed (EXTENDS
     and unnamed INSTANCE, transitively), root first."""
+    return _closure(root, files, instances=True)
+
+
+def _closure(root: str, files: dict[str, str], *, instances: bool) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     todo = [root]
@@ -182,7 +175,7 @@ def _visible_closure(root: str, files: dict[str, str]) -> list[str]:
         seen.add(m)
         text = files[f"{m}.tla"]
         out.append(text)
-        todo += module_info(text).extends + _UNNAMED_INSTANCE.findall(text)
+        todo += module_info(text).extends + (_UNNAMED_INSTANCE.findall(text) if instances else [])
     return out
 
 
