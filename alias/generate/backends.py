@@ -37,6 +37,7 @@ OpenAI (``client.files`` + ``client.batches``)
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 from dataclasses import dataclass, field
@@ -174,7 +175,7 @@ def _causes(exc: BaseException | None) -> Iterable[BaseException]:
         seen += 1
 
 
-class Backend:
+class Backend(abc.ABC):
     """Interface of a provider backend (see the two implementations)."""
 
     provider: str
@@ -197,28 +198,34 @@ class Backend:
         key = getattr(self._client, "api_key", None) if self._client is not None else None
         return key if isinstance(key, str) else os.environ.get(API_KEY_ENV[self.provider]) or None
 
-    # to implement
+    # provider-specific: AnthropicBackend and OpenAIBackend implement these
+    @abc.abstractmethod
     def validate(self, req: SampleRequest) -> None:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def build_body(self, req: SampleRequest) -> dict[str, Any]:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def create(self, submission_id: str, items: list[tuple[str, dict[str, Any]]],
                note_input_file: Callable[[str], None]) -> BatchInfo:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def recover(self, submission: Any) -> BatchInfo | None | bool:
         """For a submission whose create was sent but whose batch id was not
         recorded: the batch if found; ``False`` if no batch can exist (nothing was
         sent); ``None`` if it cannot be told."""
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def retrieve(self, batch_id: str) -> BatchInfo:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def results(self, info: BatchInfo) -> Iterable[ResultRow]:
-        raise NotImplementedError
+        ...
 
     def missing(self, info: BatchInfo, custom_id: str) -> ResultRow:
         """Outcome of a member the result files do not mention."""
