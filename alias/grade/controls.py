@@ -64,11 +64,19 @@ class Control:
 
 
 def eligibility(ref: Reference) -> tuple[bool, str | None]:
-    """``(eligible, reason)`` for the behavior-based grade (Appendix J)."""
+    """``(eligible, reason)`` for the behavior-based grade (Appendix J).
+
+    Appendix J keeps a reference only if it has TLC results that repeat across runs (no
+    ``Random*`` values) and system behavior to compare (no test fixture of the tools).  A
+    constant-level specification, whose author modules declare no variable and which TLC
+    checks only through its ASSUMEs, has no behavior either: reason ``no_variables``.
+    """
     if not ref.cfg_text or not ref.cfg_text.strip():
         return False, "no_cfg"
     if _FIXTURE.search(ref.system_module):
         return False, "test_fixture"
+    if not any(ref.info(m).variables for m in ref.author_modules if f"{m}.tla" in ref.files):
+        return False, "no_variables (constant-level: TLC checks only ASSUMEs)"
     for m in ref.author_modules:
         hit = _RANDOM.search(ref.files[f"{m}.tla"])
         if hit:
