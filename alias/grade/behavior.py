@@ -164,7 +164,16 @@ def _visible_closure(root: str, files: dict[str, str]) -> list[str]:
     return _closure(root, files, instances=True)
 
 
-def _closure(root: str, files: dict[str, str], *, instances: bool) -> list[str]:
+_ANY_INSTANCE = re.compile(r"\bINSTANCE\s+([A-Za-z0-9_]+)")
+
+
+def _pairing_closure(root: str, files: dict[str, str]) -> list[str]:
+    """Texts of ``root`` and every module it imports (EXTENDS, named or unnamed
+    INSTANCE), root first, in a order a renamed copy keeps: to pair modules by position."""
+    return _closure(root, files, instances=True, named=True)
+
+
+def _closure(root: str, files: dict[str, str], *, instances: bool, named: bool = False) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     todo = [root]
@@ -175,7 +184,8 @@ def _closure(root: str, files: dict[str, str], *, instances: bool) -> list[str]:
         seen.add(m)
         text = files[f"{m}.tla"]
         out.append(text)
-        todo += module_info(text).extends + (_UNNAMED_INSTANCE.findall(text) if instances else [])
+        inst = (_ANY_INSTANCE if named else _UNNAMED_INSTANCE).findall(text) if instances else []
+        todo += module_info(text).extends + inst
     return out
 
 
@@ -317,6 +327,12 @@ class BehaviorGrader:
                         if shape is not None:
                             return m, name, shape
                         break
+        # the definition at the reference spec's position (module of the closure, then
+        # definition order): a renamed copy keeps both, so its renamed Spec is found even
+        # when the wrapper also defines other formulas of that shape (MCVoting's MCSpec)
+        hit = self._positional_spec(closures[order[0]], order[0])
+        if hit is not None:
+            return hit
         # any definition of the shape I /\ [][N]_v; with several (a module that also
         # defines a channel's InChan_Spec), the one whose subscript covers the most
         # variables, then the last one defined
@@ -334,6 +350,27 @@ class BehaviorGrader:
         if cfg.init and cfg.next:
             return None, "init_next", None
         return None, "no_spec_formula", None
+
+    def _positional_spec(self, g_texts: list[str], model: str):
+        """``(model, name, shape)`` of the output definition at the position of the
+        reference's specification formula (the cfg's SPECIFICATION, else ``Spec``) in the
+        visible closures of both models, if it has the shape ``I /\\ [][N]_v``; else None."""
+        r_texts = _visible_closure(self.ref.model_module, self.ref.files)
+        for name in [n for n in (self.cfg.specification, "Spec") if n]:
+            for i, t in enumerate(r_texts):
+                r_defs = list(definition_arities(t))
+                if name not in r_defs:
+                    continue
+                if i >= len(g_texts):
+                    return None
+                g_defs = list(definition_arities(g_texts[i]))
+                k = r_defs.index(name)
+                if k >= len(g_defs) or len(g_defs) != len(r_defs):
+                    return None
+                extra = tuple(g_texts[:i] + g_texts[i + 1:])
+                shape = split_spec(g_texts[i], g_defs[k], extra=extra)
+                return (model, g_defs[k], shape) if shape is not None else None
+        return None
 
     def _coverage(self, shape, texts: list[str]) -> int:
         """How many of the reference's variables the subscript ``v`` of ``shape`` names
@@ -411,6 +448,7 @@ class BehaviorGrader:
             elif not const.module and const.value in ref_ar and ref_ar[const.value] == 0:
                 defs.append(f"AliasRefSub{i} == AliasRef!{const.value}")
                 c.constants.append(Constant(const.name, "<-", f"AliasRefSub{i}", mod))
+        c.constants += self._qualified_for_output(files)
         if spec_name is not None:
             c.specification, c.init, c.next = spec_name, None, None
         else:  # the cfg uses INIT/NEXT: the output's Init and Next
@@ -434,10 +472,28 @@ class BehaviorGrader:
         for const, mod in self._overrides(files, out_mods):
             if const.op == "=" or not const.module:
                 c.constants.append(Constant(const.name, const.op, const.value, mod))
+        c.constants += self._qualified_for_output(files)
         files = dict(files)
         files[f"{REVERSE}.tla"] = _module(REVERSE, body)
         text, flags = self._write(c)
         return self._tlc(files, REVERSE, text, flags, "reverse")
+
+    def _qualified_for_output(self, files: dict[str, str]) -> list[Constant]:
+        """A qualified cfg override ``X = [Mod] v`` (or ``X <- [Mod] d``) again for each
+        staged output module other than ``Mod`` that defines ``X`` after translation: the
+        output's copy of ``Mod`` under another name (a renamed imported module) needs it
+        too, or TLC evaluates the definition the cfg replaces (an unbounded CHOOSE)."""
+        declared = set(self.r_consts)
+        out_mods = [k[:-4] for k, t in files.items()
+                    if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t]
+        extra = []
+        for const in self.cfg.constants:
+            if not const.module or const.name in declared:
+                continue
+            for m in out_mods:
+                if m != const.module and const.name in definition_arities(files[f"{m}.tla"]):
+                    extra.append(Constant(const.name, const.op, const.value, m))
+        return extra
 
     def _overrides(self, files: dict[str, str], modules) -> list[tuple[Constant, str]]:
         """(cfg entry, module) for every unqualified cfg entry that overrides a
@@ -634,7 +690,9 @@ class BehaviorGrader:
         output then lacks a name the cfg needs, a hidden-name failure)."""
         ref = self.ref
         declared = set(self.r_consts)
-        names = {c.name for c in self.cfg.constants if c.name not in declared and not c.module}
+        # unqualified overrides, and qualified ones (``NoHash = [Nano] NoHashVal``) whose
+        # module the output renamed: both need the cfg's name on the output's definition
+        names = {c.name for c in self.cfg.constants if c.name not in declared}
         # pair the reference's modules with the output's: the closures (EXTENDS and
         # unnamed INSTANCE) of both models, position by position
         g_files = {k: v for k, v in ref.files.items() if k != f"{ref.system_module}.tla"}
@@ -642,7 +700,7 @@ class BehaviorGrader:
         if not out.wrapper and ref.wrapper_module:
             g_files[f"{ref.system_module}.tla"] = out.modules[out.system]
         g_root = out.wrapper or (ref.wrapper_module if ref.wrapper_module else out.system)
-        pairs = list(zip(_visible_closure(ref.model_module, ref.files), _visible_closure(g_root, g_files)))
+        pairs = list(zip(_pairing_closure(ref.model_module, ref.files), _pairing_closure(g_root, g_files)))
         out_defs: set[str] = set()
         for _, g_text in pairs:
             out_defs |= set(definition_arities(g_text))
