@@ -425,8 +425,8 @@ class BehaviorGrader:
         if cfg.view:
             defs.append(f"AliasRefView == AliasRef!{cfg.view}")
             c.view = "AliasRefView"
-        # a cfg substitution ``c <- d`` whose ``d`` only the reference defines (e.g. in a
-        # wrapper the output side renamed): take R's definition
+        # a cfg substitution ``c <- d`` or ``c <- [Mod] d`` whose ``d`` only the reference
+        # defines (e.g. in a wrapper the output side renamed): take R's definition
         out_defs = set()
         for m in {model, OUT}:
             out_defs |= set(definition_arities(files[f"{m}.tla"]))
@@ -435,7 +435,7 @@ class BehaviorGrader:
             ref_ar.update(definition_arities(ref.files[f"{m}.tla"]))
         for const in cfg.constants:
             d = const.value.strip()
-            if const.op == "<-" and not const.module and d not in out_defs and d in ref_ar:
+            if const.op == "<-" and d not in out_defs and d in ref_ar:
                 n = ref_ar[d]
                 ps = ", ".join(f"alias_p{i}" for i in range(n))
                 defs.append(f"{d}({ps}) == AliasRef!{d}({ps})" if n else f"{d} == AliasRef!{d}")
