@@ -56,8 +56,21 @@ _stage("rename", "rename_stage", "CIR-rename every task with same-length seeded 
 _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
 _stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
-_stage("tiny-model", "tiny_model_stage", "Build the tiny local model of the embedded default (models/tiny).")
-_stage("grade", "grade_stage", "Grade every generated sample by parse, name and behavior (data/grades).")
+def _generate_stage(name: str, fn_name: str, help_text: str):
+    """A stage command whose function lives in :mod:`alias.generate.stage`."""
+    @main.command(name=name, help=help_text)
+    @click.option("--params", "params_file", default="params.yaml", show_default=True,
+                  help="DVC parameters file.")
+    def cmd(params_file: str) -> None:
+        from alias.generate import stage
+
+        _run(getattr(stage, fn_name), params_file)
+
+    return cmd
+
+
+_generate_stage("tiny-model", "tiny_model_stage", "Build the tiny local model of the embedded default (models/tiny).")
+_generate_stage("grade", "grade_stage", "Grade every generated sample by parse, name and behavior (data/grades).")
 
 
 @main.command(name="generate")

@@ -404,28 +404,6 @@ def controls_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir:
     return summary
 
 
-# ------------------------------------------------------------------- generate, grade
-def tiny_model_stage(params: dict, out: Path = Path("models") / "tiny") -> dict[str, Any]:
-    """Build the tiny local model of the embedded default (:func:`alias.generate.tiny.build_tiny_model`
-    on the embedded corpus, ``params.tiny_model``) into ``models/tiny``: the offline
-    ``local`` entry of ``params.generate.models``."""
-    from alias.generate.tiny import build_tiny_model, embedded_texts
-
-    t = params.get("tiny_model") or {}
-    if out.exists():
-        shutil.rmtree(out)
-    build_tiny_model(embedded_texts(), out, seed=int(t.get("seed", 0)), train_steps=int(t.get("train_steps", 60)))
-    return {"model_dir": str(out), "files": sorted(p.name for p in out.iterdir())}
-
-
-def grade_stage(params: dict) -> dict[str, Any]:
-    """Grade every generated sample (``data/samples/*``) into ``data/grades``; see
-    :func:`alias.generate.stage.grade_stage`."""
-    from alias.generate.stage import grade_stage as run
-
-    return run(params)
-
-
 # ------------------------------------------------------------------------------- load
 def load_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
     """Build ``data/alias.duckdb`` from the stage tables and the views in ``sql/``."""

@@ -246,8 +246,13 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     assert len(first) == 30 and first.passed.any() and not first.passed.all()
     lines = journal.read_bytes().splitlines(keepends=True)
     assert len(lines) == 10
-    # a process killed while writing the last sample's line: half of it is on disk
-    journal.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
+    # a process killed while writing the line of a sample that ran SANY/TLC: the other
+    # samples' lines are whole, half of this one is on disk
+    ran = [i for i, x in enumerate(lines) if any(v["tool_runs"] for v in json.loads(x)["verdicts"])]
+    assert ran
+    torn = lines[ran[-1]]
+    rest = [x for i, x in enumerate(lines) if i != ran[-1]]
+    journal.write_bytes(b"".join(rest) + torn[: len(torn) // 2])
     (tmp_path / "grades/verdicts.parquet").unlink()
     grade_stage(p, *args)
     again = read_parquet(tmp_path / "grades/verdicts.parquet")
@@ -256,9 +261,11 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     pd.testing.assert_frame_equal(again[cols], first[cols])
     relines = journal.read_bytes().splitlines()
     assert len(relines) == 10 and all(json.loads(x) for x in relines)
-    # the re-graded sample cost no new TLC run: every tool run came from the cache
-    redone = json.loads(relines[-1])["verdicts"]
-    assert all((r["tool_runs"] or 0) == 0 for r in redone)
+    # the re-graded sample cost no new SANY/TLC run: every run came from the cache
+    redone = json.loads(relines[-1])
+    assert redone["key"] == json.loads(torn)["key"]
+    assert all(r["tool_runs"] == 0 for r in redone["verdicts"])
+    assert sum(r["cached_runs"] for r in redone["verdicts"]) > 0
     # the samples of every model key are read together; a key clash names both files
     p2 = _params(base, {"fx": p["generate"]["models"]["fx"], "fy": {"backend": "replay", "path": str(f)}})
     shutil.copytree(tmp_path / "samples/fx", tmp_path / "samples/fy")

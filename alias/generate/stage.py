@@ -359,6 +359,22 @@ def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", r
     return status
 
 
+def tiny_model_stage(params: dict, out: Path = Path("models") / "tiny") -> dict[str, Any]:
+    """Build the tiny local model of the embedded default
+    (:func:`alias.generate.tiny.build_tiny_model` on the embedded corpus, ``params.tiny_model``
+    seed and train_steps) into ``models/tiny``: the offline ``local`` entry of
+    ``params.generate.models``. Same params, same files."""
+    import shutil
+
+    from alias.generate.tiny import build_tiny_model, embedded_texts
+
+    t = params.get("tiny_model") or {}
+    if out.exists():
+        shutil.rmtree(out)
+    build_tiny_model(embedded_texts(), out, seed=int(t.get("seed", 0)), train_steps=int(t.get("train_steps", 60)))
+    return {"model_dir": str(out), "files": sorted(p.name for p in out.iterdir())}
+
+
 def load_samples(params: dict, samples_dir: Path = DATA / "samples") -> pd.DataFrame:
     """Every generated sample of the model keys in ``params.generate.models``, one frame.
 
