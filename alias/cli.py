@@ -56,6 +56,8 @@ _stage("rename", "rename_stage", "CIR-rename every task with same-length seeded 
 _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
 _stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
+
+
 def _generate_stage(name: str, fn_name: str, help_text: str):
     """A stage command whose function lives in :mod:`alias.generate.stage`."""
     @main.command(name=name, help=help_text)
