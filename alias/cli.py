@@ -56,6 +56,40 @@ _stage("rename", "rename_stage", "CIR-rename every task with same-length seeded 
 _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
 _stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
+
+
+def _generate_stage(name: str, fn_name: str, help_text: str):
+    """A stage command whose function lives in :mod:`alias.generate.stage`."""
+    @main.command(name=name, help=help_text)
+    @click.option("--params", "params_file", default="params.yaml", show_default=True,
+                  help="DVC parameters file.")
+    def cmd(params_file: str) -> None:
+        from alias.generate import stage
+
+        _run(getattr(stage, fn_name), params_file)
+
+    return cmd
+
+
+_generate_stage("tiny-model", "tiny_model_stage", "Build the tiny local model of the embedded default (models/tiny).")
+_generate_stage("grade", "grade_stage", "Grade every generated sample by parse, name and behavior (data/grades).")
+
+
+@main.command(name="generate")
+@click.option("--model", "key", required=True, help="A key of params generate.models.")
+@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
+def generate_cmd(key: str, params_file: str) -> None:
+    """Generate (or replay) the samples of one model -> data/samples/KEY."""
+    from alias.generate.replay import ReplayFileError
+    from alias.generate.stage import GenerateConfigError, generate_stage
+    from alias.generate.types import BatchError
+
+    try:
+        _run(lambda params: generate_stage(params, key), params_file)
+    except (GenerateConfigError, ReplayFileError, BatchError) as e:
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+
+
 _stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
 _stage("report", "report_stage", "Tables K.1, C.1, J.1, 1, U and P, hidden names and metrics under reports/.")
 

@@ -28,6 +28,8 @@ DEFAULTS: dict[str, Any] = {
     "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 2,
                  "mutant_timeout_s": 60,
                  "tasks": []},
+    "tiny_model": {"seed": 0, "train_steps": 60},
+    "generate": {"n_samples": 5, "conditions": ["original", "random"], "models": {}},
     "report": {"out": "reports"},
 }
 

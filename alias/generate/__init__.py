@@ -5,6 +5,10 @@
 ``backends``  the two SDK backends (wire formats documented there)
 ``ledger``    the SQLite ledger that makes a run resumable
 ``types``     ``SampleRequest``, ``SampleResult``, ``custom_id_for`` and the errors
+``local``     ``generate_local`` (transformers, optional LoRA adapter); ``tiny`` a tiny model
+``replay``    released outputs (JSONL/Parquet) -> samples table + errors with line numbers
+``stage``     the DVC stages ``generate@KEY``, ``tiny_model`` and ``grade``
+``fixture``   ``python -m alias.generate.fixture``: the committed replay fixture
 """
 
 from .batches import load_results, resolve_unconfirmed, run_batch

@@ -59,15 +59,28 @@ def ddl(table_name: str) -> str:
     return str(CreateTable(model.__table__).compile(dialect=postgresql.dialect())).strip()
 
 
+def _sources(root: Path, rel: str | tuple[str, ...]) -> list[Path]:
+    """The existing Parquet files of a table source: paths and glob patterns, in order
+    (a pattern's matches sorted)."""
+    out: list[Path] = []
+    for one in ([rel] if isinstance(rel, str) else list(rel)):
+        if any(ch in one for ch in "*?["):
+            out += sorted(root.glob(one))
+        elif (root / one).exists():
+            out.append(root / one)
+    return out
+
+
 def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql") -> dict[str, int]:
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
     ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
 
     Returns rows per table. A table may be filled from several Parquet files (e.g. the
-    samples of the controls and of each generate stage); one whose files are all absent
-    is created empty.
-    Raises :class:`StoreError` when a Parquet file lacks a column the table requires or a
-    view fails to create.
+    samples of the controls and of each generate stage, by a glob pattern); one whose
+    files are all absent is created empty. A file without a nullable column of its
+    table (the controls' samples lack the generation columns) fills it with NULL.
+    Raises :class:`StoreError` when a Parquet file lacks a non-nullable column of its
+    table or a view fails to create.
     """
     root = Path(root)
     db_path = Path(db_path)
@@ -80,17 +93,16 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     try:
         for name, (model, rel) in TABLE_SOURCES.items():
             con.execute(ddl(name))
-            cols = [c.name for c in model.__table__.columns]
+            columns = list(model.__table__.columns)
+            cols = [c.name for c in columns]
             col_sql = ", ".join(f'"{c}"' for c in cols)
-            for one in ([rel] if isinstance(rel, str) else list(rel)):
-                src = root / one
-                if not src.exists():
-                    continue
+            for src in _sources(root, rel):
                 have = set(pq.read_schema(src).names)
-                missing = [c for c in cols if c not in have]
+                missing = [c.name for c in columns if c.name not in have and not c.nullable]
                 if missing:
                     raise StoreError(f"{src}: missing columns {missing} for table {name}")
-                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM read_parquet(?)", [str(src)])
+                select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
+                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
             counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         for view in sorted(Path(sql_dir).glob("*.sql")):
             try:

@@ -225,7 +225,19 @@ class ControlSample(SQLModel, table=True):
 
 
 class Sample(SQLModel, table=True):
-    """One output to grade: raw text per (task, condition, model, sample index)."""
+    """One output to grade: raw text per (task, condition, model, sample index).
+
+    Filled by the ``generate`` stages (``data/samples/<key>/samples.parquet``, every
+    column) and by the grader controls (key and ``text`` only; the other columns are
+    NULL). ``model_key``: the ``params.generate.models`` key; ``backend``: anthropic |
+    openai | local | replay. ``extracted_module``/``extraction`` (JSON): what output
+    extraction made of ``text``; ``hit_token_limit``: the stop reason is a token limit
+    (NULL when the source does not say); ``has_closing_line``: the extracted module has
+    its ``====`` line; ``truncated`` = hit_token_limit OR NOT has_closing_line (Appendix
+    N). ``settings`` (JSON): sampling settings as sent; ``response_model``,
+    ``input_tokens``/``output_tokens``, ``stop_reason``, ``batch_id``, ``custom_id``: as
+    the provider or local model reported them; ``source_line``/``extra`` (JSON): the line
+    and further fields of a replayed record."""
 
     __tablename__ = "samples"
     task_id: str = Field(primary_key=True)
@@ -233,6 +245,24 @@ class Sample(SQLModel, table=True):
     model: str = Field(primary_key=True)
     sample_idx: int = Field(primary_key=True)
     text: str
+    model_key: Optional[str] = None
+    backend: Optional[str] = None
+    prompt_kind: Optional[str] = None
+    prompt_version: Optional[str] = None
+    settings: Optional[str] = None
+    response_model: Optional[str] = None
+    input_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    stop_reason: Optional[str] = None
+    hit_token_limit: Optional[bool] = None
+    has_closing_line: Optional[bool] = None
+    truncated: Optional[bool] = None
+    extracted_module: Optional[str] = None
+    extraction: Optional[str] = None
+    batch_id: Optional[str] = None
+    custom_id: Optional[str] = None
+    source_line: Optional[int] = None
+    extra: Optional[str] = None
 
 
 class Verdict(SQLModel, table=True):
@@ -264,7 +294,8 @@ class Verdict(SQLModel, table=True):
     detail: Optional[str] = None
 
 
-#: Parquet file(s) (relative to the repository) that fill each table.
+#: Parquet file(s) (relative to the repository; glob patterns allowed) that fill each
+#: table. A file may lack a column that is nullable in the table: it is loaded as NULL.
 TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "candidates": (Candidate, "data/ingest/candidates.parquet"),
     "tasks": (Task, "data/ingest/tasks.parquet"),
@@ -279,6 +310,6 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "required_names": (RequiredName, "data/identifiers/required_names.parquet"),
     "control_eligibility": (ControlEligibility, "data/controls/eligibility.parquet"),
     "control_samples": (ControlSample, "data/controls/control_samples.parquet"),
-    "samples": (Sample, ("data/controls/samples.parquet",)),
-    "verdicts": (Verdict, ("data/controls/verdicts.parquet",)),
+    "samples": (Sample, ("data/controls/samples.parquet", "data/samples/*/samples.parquet")),
+    "verdicts": (Verdict, ("data/controls/verdicts.parquet", "data/grades/verdicts.parquet")),
 }

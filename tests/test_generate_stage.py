@@ -1,0 +1,273 @@
+"""The generate stages (local, replay, provider, skip) and the grade stage on the embedded corpus."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from alias import stages
+from alias.generate.stage import (SAMPLE_COLUMNS, generate_stage, grade_stage, load_samples,
+                                  load_test_set)
+from alias.params import load_params
+from alias.store.db import build_store, query, read_parquet, write_parquet
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "data" / "replay" / "embedded_outputs.jsonl"
+KEY = ["task_id", "condition", "model", "sample_idx"]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """``data/ingest`` and ``data/rename`` of the embedded corpus, and a test set holding
+    every task (as verify finds on the embedded corpus, see test_pipeline), without TLC."""
+    wd = tmp_path_factory.mktemp("gen")
+    p = load_params(REPO / "params.yaml")
+    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
+                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
+    stages.ingest_stage(p, out=wd / "data/ingest")
+    stages.rename_stage(p, inp=wd / "data/ingest", out=wd / "data/rename")
+    tasks = read_parquet(wd / "data/ingest/tasks.parquet")
+    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), wd / "data/verify/test_set.parquet")
+    return wd, p
+
+
+def _params(base: dict, models: dict, **grade) -> dict:
+    p = copy.deepcopy(base)
+    p["generate"] = {"n_samples": 5, "conditions": ["original", "random"], "models": models}
+    p["tla"].update(timeout_s=60, memory_mb=512)
+    p["grade"].update(grade or {"parallel": 2})
+    return p
+
+
+def _gen(wd: Path, params: dict, key: str, out: Path | None = None) -> dict:
+    d = wd / "data"
+    return generate_stage(params, key, d / "ingest", d / "rename", d / "verify",
+                          out=out or d / "samples" / key)
+
+
+def _n_tasks(wd: Path) -> int:
+    d = wd / "data"
+    return len(load_test_set(d / "ingest", d / "rename", d / "verify"))
+
+
+# ----------------------------------------------------------------------- replay (b)
+def test_replay_fixture_lands_every_record(inputs, tmp_path):
+    wd, base = inputs
+    p = _params(base, {"fixture": {"backend": "replay", "path": str(FIXTURE)}})
+    st = _gen(wd, p, "fixture", tmp_path / "fixture")
+    n = _n_tasks(wd)
+    assert n == 6
+    assert st["status"] == "ok" and st["replay_errors"] == 0 and st["samples"] == 2 * 2 * 5 * n
+    df = read_parquet(tmp_path / "fixture/samples.parquet")
+    assert list(df.columns) == SAMPLE_COLUMNS and len(df) == 120
+    assert df.groupby(["model", "condition"]).size().to_dict() == {
+        (m, c): 5 * n for m in ("fixture-a", "fixture-b") for c in ("original", "random")}
+    assert not df.duplicated(KEY).any()
+    assert (df.backend == "replay").all() and (df.model_key == "fixture").all()
+    assert df.source_line.min() == 1 and df.source_line.max() == 120
+    variant = df.extra.map(lambda e: json.loads(e)["variant"])
+    # the variants give the columns their meaning
+    fenced = df[variant == "fenced"]
+    assert fenced.has_closing_line.all() and not fenced.truncated.any()
+    assert fenced.extracted_module.str.match(r"-{4,} MODULE \w+ -{4,}\n").all()
+    assert (fenced.stop_reason == "end_turn").all() and not fenced.hit_token_limit.any()
+    trunc = df[variant == "truncated"]
+    assert len(trunc) and trunc.truncated.all() and trunc.hit_token_limit.all()
+    assert (trunc.stop_reason == "max_tokens").all() and not trunc.has_closing_line.any()
+    assert trunc.extraction.map(lambda e: "add_closing_line" in json.loads(e)["actions"]).all()
+    prose = df[variant == "prose"]
+    assert len(prose) and prose.extracted_module.isna().all() and prose.truncated.all()
+    assert prose.extraction.map(lambda e: json.loads(e)["error"].startswith("no_module_header")).all()
+    assert df.output_tokens.isna().all()  # the fixture gives no token counts
+    # fixture-a does better on the original names (more clean references)
+    a = df[df.model == "fixture-a"]
+    assert (variant[a.index][a.condition == "original"] == "fenced").sum() > \
+        (variant[a.index][a.condition == "random"] == "fenced").sum()
+
+
+def test_replay_malformed_line_reported_with_number_rest_kept(inputs, tmp_path, capsys):
+    wd, base = inputs
+    lines = FIXTURE.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[6] = '{"task_id": "Clock.Clock.Clock", "condition": "original", \n'  # line 7: cut JSON
+    bad = json.loads(lines[10])
+    bad["task_id"] = "Nope.Nope.Nope"
+    lines.append(json.dumps(bad) + "\n")  # line 121: a task outside the test set
+    f = tmp_path / "outputs.jsonl"
+    f.write_text("".join(lines), encoding="utf-8")
+    p = _params(base, {"rel": {"backend": "replay", "path": str(f)}})
+    st = _gen(wd, p, "rel", tmp_path / "rel")
+    assert st["status"] == "partial" and st["replay_errors"] == 2
+    assert st["replay_error_kinds"] == {"json": 1, "unknown_task": 1}
+    assert st["samples"] == 119
+    errs = (tmp_path / "rel/replay_errors.txt").read_text().splitlines()
+    assert errs[0].startswith(f"{f}:7: json: malformed JSON") and errs[1].startswith(f"{f}:121: unknown_task")
+    assert f"{f}:7: json" in capsys.readouterr().err
+    df = read_parquet(tmp_path / "rel/samples.parquet")
+    assert 7 not in set(df.source_line) and set(df.source_line) == set(range(1, 121)) - {7}
+
+
+# ----------------------------------------------------------------- credentials (c)
+def test_missing_credentials_skip_and_others_still_run(inputs, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from alias.cli import main
+
+    wd, base = inputs
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    models = {"opus": {"backend": "anthropic", "model": "claude-opus-4-8", "max_tokens": 1024},
+              "gpt5": {"backend": "openai", "model": "gpt-5"},
+              "fixture": {"backend": "replay", "path": str(FIXTURE)}}
+    p = _params(base, models)
+    work = tmp_path / "repo"
+    shutil.copytree(wd / "data", work / "data")
+    (work / "params.yaml").write_text(json.dumps(p))  # YAML is a superset of JSON
+    monkeypatch.chdir(work)
+    outs = {}
+    for key in ("opus", "gpt5", "fixture"):
+        res = CliRunner().invoke(main, ["generate", "--model", key])
+        assert res.exit_code == 0, res.output
+        outs[key] = res.output
+    assert "generate opus: skipped: ANTHROPIC_API_KEY is not set" in outs["opus"]
+    assert "generate gpt5: skipped: OPENAI_API_KEY is not set" in outs["gpt5"]
+    for key, env in (("opus", "ANTHROPIC_API_KEY"), ("gpt5", "OPENAI_API_KEY")):
+        st = json.loads((work / f"data/samples/{key}/status.json").read_text())
+        assert st["status"] == "skipped" and st["reason"] == f"skipped: {env} is not set"
+        assert st["requests"] == 60 and st["samples"] == 0
+        df = read_parquet(work / f"data/samples/{key}/samples.parquet")
+        assert len(df) == 0 and list(df.columns) == SAMPLE_COLUMNS
+        assert not (work / f"data/samples/{key}/ledger.sqlite").exists()  # nothing registered
+    assert json.loads((work / "data/samples/fixture/status.json").read_text())["samples"] == 120
+    # an unknown key is a one-line error
+    res = CliRunner().invoke(main, ["generate", "--model", "nope"])
+    assert res.exit_code == 1 and "no model 'nope'" in res.output
+    # the store loads the generated samples next to control samples that lack the new columns
+    write_parquet(pd.DataFrame({"task_id": ["Clock.Clock.Clock"], "condition": ["original"],
+                                "model": ["control:self"], "sample_idx": [0], "text": ["x"]}),
+                  work / "data/controls/samples.parquet")
+    shutil.copytree(REPO / "sql", work / "sql")
+    counts = build_store(work / "data/alias.duckdb", work, work / "sql")
+    assert counts["samples"] == 121
+    got = query("SELECT coalesce(model_key, '-') AS k, count(*) AS n, count(backend) AS b, "
+                "count(truncated) AS nt, coalesce(sum(truncated::INT), 0) AS t FROM samples GROUP BY ALL ORDER BY k",
+                work / "data/alias.duckdb")
+    assert got.values.tolist() == [["-", 1, 0, 0, 0], ["fixture", 120, 120, 120, 20]]
+
+
+def test_provider_batch_through_the_stage(inputs, tmp_path, monkeypatch):
+    """An Anthropic entry against the loopback Message Batches server of test_batches."""
+    from test_batches import ANTHROPIC_KEY, FakeAnthropic
+
+    wd, base = inputs
+    with FakeAnthropic() as srv:
+        entry = {"backend": "anthropic", "model": "claude-opus-4-8", "max_tokens": 512,
+                 "poll_interval_s": 0, "base_url": srv.base_url}
+        p = _params(base, {"opus": entry})
+        monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        st = _gen(wd, p, "opus", tmp_path / "opus")
+        assert len(srv.creates) == 1
+    assert st["status"] == "ok" and st["samples"] == 60 and st["failed"] == {}
+    df = read_parquet(tmp_path / "opus/samples.parquet")
+    assert (df.model == "opus").all() and (df.response_model == "claude-opus-4-8-20990101").all()
+    assert (df.output_tokens == 17).all() and (df.stop_reason == "end_turn").all()
+    assert df.has_closing_line.all() and not df.truncated.any() and not df.hit_token_limit.any()
+    assert df.batch_id.str.startswith("msgbatch_").all() and df.custom_id.notna().all()
+    s = json.loads(df.settings.iloc[0])
+    assert s["max_tokens"] == 512 and s["provider_model"] == "claude-opus-4-8" and s["temperature"] is None
+    assert (df.prompt_kind == "frontier").all()
+    # the random condition is prompted with the renamed description
+    rt = read_parquet(wd / "data/rename/renamed_tasks.parquet").set_index("task_id")
+    row = df[(df.condition == "random")].iloc[0]
+    assert rt.loc[row.task_id, "description"][-30:] in row.text
+    # without the key, a ledger holding every result is read again, nothing is sent
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    st2 = _gen(wd, p, "opus", tmp_path / "opus")
+    assert st2["status"] == "ok"
+    pd.testing.assert_frame_equal(read_parquet(tmp_path / "opus/samples.parquet"), df)
+
+
+# ------------------------------------------------------------ local + grade (a)
+@pytest.mark.tlc
+def test_tiny_local_model_generates_and_every_sample_is_graded(inputs, tmp_path):
+    torch = pytest.importorskip("torch")
+    from alias.generate.tiny import build_tiny_model, embedded_texts
+
+    wd, base = inputs
+    tiny = build_tiny_model(embedded_texts(), tmp_path / "tiny", train_steps=40)
+    entry = {"backend": "local", "model_dir": str(tiny), "max_new_tokens": 24, "batch_size": 10,
+             "seed": 0, "threads": 1}
+    p = _params(base, {"tiny": entry})
+    n_threads = torch.get_num_threads()
+    try:
+        st = _gen(wd, p, "tiny", tmp_path / "samples/tiny")
+    finally:
+        torch.set_num_threads(n_threads)
+    n = _n_tasks(wd)
+    assert st["status"] == "ok" and st["requests"] == st["samples"] == n * 2 * 5
+    df = read_parquet(tmp_path / "samples/tiny/samples.parquet")
+    assert df.groupby(["task_id", "condition"]).size().eq(5).all() and len(df) == 60
+    assert df.output_tokens.between(1, 24).all() and (df.prompt_kind == "finetuned").all()
+    assert (df.hit_token_limit == (df.stop_reason == "max_new_tokens")).all()
+    assert (df.truncated == (df.hit_token_limit | ~df.has_closing_line)).all()
+    assert df.settings.map(lambda s: json.loads(s)["max_new_tokens"] == 24).all()
+
+    out = tmp_path / "grades"
+    summary = grade_stage(p, tmp_path / "samples", wd / "data/ingest", wd / "data/rename", wd / "data/verify", out)
+    v = read_parquet(out / "verdicts.parquet")
+    assert summary["samples"] == 60 and summary["verdicts"] == len(v) == 180
+    grades = v.groupby(KEY).grade.apply(lambda g: tuple(sorted(g)))
+    assert len(grades) == 60 and grades.map(lambda g: g == ("behavior", "name", "parse")).all()
+    assert set(map(tuple, v[KEY].drop_duplicates().values)) == set(map(tuple, df[KEY].values))
+    unparsable = df[df.extracted_module.isna()]
+    assert len(unparsable) > 0
+    bad = v.merge(unparsable[KEY], on=KEY)
+    assert len(bad) == 3 * len(unparsable) and not bad.passed.any()
+    assert bad.reason.str.startswith("extraction_failed: ").all()
+
+
+# ------------------------------------------------------------------ resume (d)
+@pytest.mark.tlc
+def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
+    wd, base = inputs
+    task = "Clock.Clock.Clock"
+    recs = [json.loads(x) for x in FIXTURE.read_text().splitlines()]
+    f = tmp_path / "clock.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in recs if r["task_id"] == task and r["condition"] == "original"))
+    p = _params(base, {"fx": {"backend": "replay", "path": str(f)}})
+    _gen(wd, p, "fx", tmp_path / "samples/fx")
+    args = (tmp_path / "samples", wd / "data/ingest", wd / "data/rename", wd / "data/verify", tmp_path / "grades")
+    grade_stage(p, *args)
+    journal = tmp_path / "grades/journal.jsonl"
+    first = read_parquet(tmp_path / "grades/verdicts.parquet")
+    assert len(first) == 30 and first.passed.any() and not first.passed.all()
+    lines = journal.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 10
+    # a process killed while writing the line of a sample that ran SANY/TLC: the other
+    # samples' lines are whole, half of this one is on disk
+    ran = [i for i, x in enumerate(lines) if any(v["tool_runs"] for v in json.loads(x)["verdicts"])]
+    assert ran
+    torn = lines[ran[-1]]
+    rest = [x for i, x in enumerate(lines) if i != ran[-1]]
+    journal.write_bytes(b"".join(rest) + torn[: len(torn) // 2])
+    (tmp_path / "grades/verdicts.parquet").unlink()
+    grade_stage(p, *args)
+    again = read_parquet(tmp_path / "grades/verdicts.parquet")
+    assert len(again) == 30 and not again.duplicated(KEY + ["grade"]).any()
+    cols = KEY + ["grade", "passed", "reason", "method", "mapping", "tlc_kind"]
+    pd.testing.assert_frame_equal(again[cols], first[cols])
+    relines = journal.read_bytes().splitlines()
+    assert len(relines) == 10 and all(json.loads(x) for x in relines)
+    # the re-graded sample cost no new SANY/TLC run: every run came from the cache
+    redone = json.loads(relines[-1])
+    assert redone["key"] == json.loads(torn)["key"]
+    assert all(r["tool_runs"] == 0 for r in redone["verdicts"])
+    assert sum(r["cached_runs"] for r in redone["verdicts"]) > 0
+    # the samples of every model key are read together; a key clash names both files
+    p2 = _params(base, {"fx": p["generate"]["models"]["fx"], "fy": {"backend": "replay", "path": str(f)}})
+    shutil.copytree(tmp_path / "samples/fx", tmp_path / "samples/fy")
+    with pytest.raises(ValueError, match="is in both"):
+        load_samples(p2, tmp_path / "samples")
