@@ -8,6 +8,7 @@ creates the views in ``sql/``; :func:`query` runs SQL against the store.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -59,15 +60,17 @@ def ddl(table_name: str) -> str:
     return str(CreateTable(model.__table__).compile(dialect=postgresql.dialect())).strip()
 
 
-def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql") -> dict[str, int]:
+def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql",
+                tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, int]:
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
     ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
 
     Returns rows per table. A table may be filled from several Parquet files (e.g. the
     samples of the controls and of each generate stage); one whose files are all absent
-    is created empty.
-    Raises :class:`StoreError` when a Parquet file lacks a column the table requires or a
-    view fails to create.
+    is created empty. ``tables`` adds rows that come from elsewhere than Parquet (e.g.
+    ``exposure_arms`` from the parameters), keyed by table name.
+    Raises :class:`StoreError` when a Parquet file or a ``tables`` frame lacks a column the
+    table requires, ``tables`` names an unknown table, or a view fails to create.
     """
     root = Path(root)
     db_path = Path(db_path)
@@ -75,6 +78,9 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     tmp = db_path.with_suffix(".tmp.duckdb")
     if tmp.exists():
         tmp.unlink()
+    unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
+    if unknown:
+        raise StoreError(f"rows given for unknown table(s) {unknown}")
     counts: dict[str, int] = {}
     con = duckdb.connect(str(tmp))
     try:
@@ -91,6 +97,14 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
                 if missing:
                     raise StoreError(f"{src}: missing columns {missing} for table {name}")
                 con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM read_parquet(?)", [str(src)])
+            if tables is not None and name in tables:
+                df = tables[name]
+                missing = [c for c in cols if c not in df.columns]
+                if missing:
+                    raise StoreError(f"rows given for table {name}: missing columns {missing}")
+                con.register("_alias_rows", df[cols])
+                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
+                con.unregister("_alias_rows")
             counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         for view in sorted(Path(sql_dir).glob("*.sql")):
             try:
