@@ -45,6 +45,7 @@ FROM v_exposure_paired p;
 -- v_loglik_paired: one row per (family, arm, measure, task_id) with the four cells of the
 -- mean token log-likelihood of the reference; measure 'all' (mean_loglik), 'outside'
 -- (tokens outside renamed identifiers) or 'identifiers' (renamed identifiers alone).
+-- Test-set tasks only (the paper counts likelihoods over the tasks with a cfg, 110).
 -- Reads: exposure_arms, split, loglik, v_behavior_covered (test_set, ...).
 CREATE OR REPLACE VIEW v_loglik_paired AS
 WITH cells AS (

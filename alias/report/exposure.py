@@ -18,9 +18,9 @@ trained on the tasks of half A / B of the ``split`` table. The ``load`` stage wr
 rows into the store's ``exposure_arms`` table (:func:`exposure_arm_rows`).
 
 Effects (points for pass rates, nats per token for log-likelihoods) come with 95% percentile
-bootstrap intervals over tasks. The name grade uses the test-set tasks with all four cells,
-the behavior grade and the likelihoods the tasks the behavior grade covers (Table 2 uses 110
-and 90 tasks in the paper). Every table says ``no data`` until the experiment has run.
+bootstrap intervals over tasks. The name grade and the likelihoods use the test-set tasks
+with all four cells, the behavior grade the tasks the behavior grade covers (110 and 90
+tasks in the paper's Table 2; Table O.1 counts likelihoods over 110). Every table says ``no data`` until the experiment has run.
 """
 
 from __future__ import annotations
@@ -226,8 +226,8 @@ def write_exposure_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     note = (f"Effects in percentage points for correctness and in mean token log-likelihood (nats) for "
             f"likelihood, with 95% percentile bootstrap CIs from {n_resamples} resamples of tasks (seed {seed}). "
             "Exposure = seen - unseen with the original descriptions; DiD = (original - renamed)_seen - "
-            "(original - renamed)_unseen; unseen cost = original - renamed on unseen tasks. The name grade uses "
-            "the test-set tasks, the behavior grade and the likelihoods the tasks the behavior grade covers.\n\n")
+            "(original - renamed)_unseen; unseen cost = original - renamed on unseen tasks. The name grade and "
+            "the likelihoods use the test-set tasks, the behavior grade the tasks the behavior grade covers.\n\n")
     empty = "no data: the exposure experiment has not run (no configured arm with split, samples or loglik)\n"
     files = {}
     t2 = table_2(eff)
