@@ -57,7 +57,7 @@ _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> t
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
 _stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
 _stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
-_stage("report", "report_stage", "Tables K.1, C.1, J.1, 1, U and P, hidden names and metrics under reports/.")
+_stage("report", "report_stage", "Every table, figure (PNG + plot data) and metrics file under reports/.")
 
 
 @main.command()

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 2,
                  "mutant_timeout_s": 60,
                  "tasks": []},
-    "report": {"out": "reports", "exposure": []},
+    "report": {"out": "reports", "n_resamples": 10000, "seed": 20260926, "exposure": []},
 }
 
 

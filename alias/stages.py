@@ -426,13 +426,16 @@ def report_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, An
     from alias.report.similarity import write_similarity_report
     from alias.report.stats_tables import write_stats_reports
     from alias.report.tables import write_reports
+    from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-    out = Path(params.get("report", {}).get("out", "reports"))
+    rp = params.get("report", {})
+    out = Path(rp.get("out", "reports"))
+    boot = {"n_resamples": int(rp.get("n_resamples", DEFAULT_RESAMPLES)), "seed": int(rp.get("seed", DEFAULT_SEED))}
     metrics = write_reports(db, out)
-    stats = write_stats_reports(db, out)
-    sim = write_similarity_report(db, out)
-    app = write_appendix_reports(db, out)
-    expo = write_exposure_reports(db, out)
+    stats = write_stats_reports(db, out, **boot)
+    sim = write_similarity_report(db, out, **boot)
+    app = write_appendix_reports(db, out, **boot)
+    expo = write_exposure_reports(db, out, **boot)
     figs = write_figures(out, table_u=stats["tables"]["U"], table1=stats["tables"]["1"], effects=expo["effects"])
     metrics.update(app["metrics"])
     metrics["similarity_samples"] = int(len(sim["samples"]))

@@ -84,9 +84,9 @@ def appendix_tables(seed: int = 0) -> tuple[dict[str, pd.DataFrame], pd.DataFram
         for cond, text in (("original", mods[k]["text"]), ("random", rmods[k]["text"])):
             it = continuation_item(t, cond, text * 3, "tlaplus/Examples", f"{t}.tla", min_lines=3)
             items.append(it)
-            cut = it.remainder.split()[: int(rng.integers(3, 60))]
+            lines = it.remainder.splitlines(keepends=True)[: int(rng.integers(2, 25))]
             outs.append({"task_id": t, "condition": cond, "model": "opus-4.8", "sample_idx": 0,
-                         "text": " ".join(cut)})
+                         "text": "```tla\n" + "".join(lines) + "```\n"})
     tables["continuations"] = continuation_rows(items, outs)
     s = tables["samples"]
     meta = s[["task_id", "condition", "model", "sample_idx"]].copy()
@@ -332,11 +332,17 @@ def test_continuation_views_and_table(store):
     assert row["model"] == "opus-4.8" and row["tasks"] == len(TEST_TASKS)
     assert row["long_original"] == int((w["original"] >= 20).sum())
     assert row["long_renamed"] == int((w["random"] >= 20).sum())
+    assert 0 < row["long_original"] < len(TEST_TASKS)
     diff = (w["original"] - w["random"]).to_numpy()
-    if np.ptp(diff) > 0 and np.ptp(dec) > 0:
-        sp = S.spearman_permutation(diff, dec, n_permutations=B, seed=SEED)
-        assert row["spearman_rho"] == pytest.approx(sp.rho) and row["spearman_p"] == pytest.approx(sp.p_value)
-    assert row["renamed_p95"] == pytest.approx(np.percentile(w["random"], 95))
+    sp = S.spearman_permutation(diff, dec, n_permutations=B, seed=SEED)
+    assert row["spearman_rho"] == pytest.approx(sp.rho) and row["spearman_p"] == pytest.approx(sp.p_value)
+    long_mask = w["original"].to_numpy() >= 20
+    perm = S.permutation_test_groups(dec, long_mask, n_permutations=B, seed=SEED)
+    assert row["long_decrease"] == pytest.approx(perm.mean_group) and row["long_perm_p"] == pytest.approx(
+        perm.p_value)
+    p95 = np.percentile(w["random"], 95)
+    assert row["renamed_p95"] == pytest.approx(p95)
+    assert row["above_p95"] == int((w["original"] > p95).sum())
 
 
 # ------------------------------------------------------------------------ exposure
@@ -351,8 +357,15 @@ def test_exposure_arm_rows_validation():
                 ARMS + ARMS):
         with pytest.raises(ValueError):
             E.exposure_arm_rows({"report": {"exposure": bad}})
-    with pytest.raises(StoreError):
-        build_store(Path("/nonexistent/x.duckdb"), ".", SQL, tables={"no_such_table": rows})
+def test_build_store_rejects_bad_rows(tmp_path):
+    rows = E.exposure_arm_rows({"report": {"exposure": ARMS}})
+    db = tmp_path / "sub" / "alias.duckdb"
+    with pytest.raises(StoreError, match="unknown table"):
+        build_store(db, tmp_path, SQL, tables={"no_such_table": rows})
+    assert not (tmp_path / "sub").exists()               # nothing written
+    with pytest.raises(StoreError, match="missing columns"):
+        build_store(db, tmp_path, SQL, tables={"exposure_arms": rows.drop(columns=["model"])})
+    assert not db.exists()
 
 
 def test_exposure_views_and_effects_match_direct_stats(store):

@@ -72,15 +72,15 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     Raises :class:`StoreError` when a Parquet file or a ``tables`` frame lacks a column the
     table requires, ``tables`` names an unknown table, or a view fails to create.
     """
+    unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
+    if unknown:
+        raise StoreError(f"rows given for unknown table(s) {unknown}")
     root = Path(root)
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_suffix(".tmp.duckdb")
     if tmp.exists():
         tmp.unlink()
-    unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
-    if unknown:
-        raise StoreError(f"rows given for unknown table(s) {unknown}")
     counts: dict[str, int] = {}
     con = duckdb.connect(str(tmp))
     try:
