@@ -35,18 +35,15 @@ WITH fixed(term, pattern) AS (VALUES
   ('Car Talk puzzle', '\bcar ?talk\b'), ('coffee can', '\bcoffee[- ]can\b')
 ),
 problems(term, pattern) AS (VALUES
+  -- problem words: named problems of distributed and concurrent computing. Ordinary words
+  -- that the paper keeps as domain words (barrier, process, buffer) are not on the list.
   ('consensus', '\bconsensus\b'), ('mutual exclusion', '\bmutual(ly)?[- ]exclusi'),
   ('spanning tree', '\bspanning[- ]trees?\b'), ('leader election', '\bleader[- ]election\b'),
   ('termination detection', '\btermination[- ]detection\b'),
   ('atomic commit', '\batomic[- ]commit'), ('transaction commit', '\btransaction[- ]commit'),
   ('reliable broadcast', '\b(reliable|byzantine|atomic)[- ]broadcast\b'),
-  ('Byzantine fault tolerance', '\bbyzantine\b'),
-  ('snapshot', '\bsnapshots?\b'), ('barrier synchronization', '\bbarriers?\b'),
   ('failure detector', '\bfailure[- ]detectors?\b'),
-  ('state machine replication', '\bstate[- ]machine[- ]replication\b'),
-  ('transitive closure', '\btransitive[- ]closure\b'), ('reachability', '\breachability\b'),
-  ('token ring', '\btoken[- ]ring\b'), ('bounded buffer', '\bbounded[- ]buffer\b'),
-  ('garbage collection', '\bgarbage[- ]collect'), ('cache coherence', '\bcache[- ]coheren')
+  ('state machine replication', '\bstate[- ]machine[- ]replication\b')
 )
 SELECT 'fixed' AS list_name, term, pattern FROM fixed
 UNION ALL SELECT 'broader', term, pattern FROM fixed
