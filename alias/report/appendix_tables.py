@@ -260,7 +260,12 @@ def format_table_l(df: pd.DataFrame) -> pd.DataFrame:
 def _ci(est, lo, hi, digits: int = 1):
     if _missing(est):
         return None
-    return f"{float(est):.{digits}f} [{float(lo):.{digits}f}, {float(hi):.{digits}f}]"
+    return " ".join([_f(est, digits), f"[{_f(lo, digits)}, {_f(hi, digits)}]"])
+
+
+def _f(v, digits: int) -> str:
+    text = f"{float(v):.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
 def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: int = DEFAULT_RESAMPLES,

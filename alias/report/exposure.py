@@ -132,7 +132,11 @@ def exposure_effects_table(db: str | Path, *, n_resamples: int = DEFAULT_RESAMPL
 def _ci(r, k: str, digits: int):
     if _missing(r.get(k)):
         return None
-    return f"{float(r[k]):.{digits}f} [{float(r[k + '_low']):.{digits}f}, {float(r[k + '_high']):.{digits}f}]"
+    def f(v) -> str:
+        text = f"{float(v):.{digits}f}"
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+    return f"{f(r[k])} [{f(r[k + '_low'])}, {f(r[k + '_high'])}]"
 
 
 def _digits(r) -> int:

@@ -103,6 +103,10 @@ def figure_t1_data(effects: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             pd.DataFrame(b, columns=["family", "arm", "effect", "estimate", "ci_low", "ci_high", "tasks", "series"]))
 
 
+def _tasks(n: int) -> str:
+    return f"{n} task" if n == 1 else f"{n} tasks"
+
+
 def _no_data(ax, title: str, why: str) -> None:
     ax.set_title(title)
     ax.text(0.5, 0.5, f"no data\n({why})", ha="center", va="center", transform=ax.transAxes, fontsize=12,
@@ -136,11 +140,12 @@ def _plot_s1(df: pd.DataFrame, path: Path) -> None:
     for ax, model in zip(axes[0], models):
         d = df[df["model"] == model]
         splits = [s for s in ("hidden", "stated") if s in set(d["split"])]
-        labels = [f"{'hidden name' if s == 'hidden' else 'all stated'}\n({int(d[d.split == s].tasks.iloc[0])} tasks)"
+        labels = [f"{'hidden name' if s == 'hidden' else 'all stated'}\n({_tasks(int(d[d.split == s].tasks.iloc[0]))})"
                   for s in splits]
         series = {c: [float(d[(d.split == s) & (d.condition == c)].pass_pct.iloc[0]) for s in splits]
                   for c in ("original", "random")}
         _bars(ax, labels, series, _COND_COLORS, "correct, name (%)")
+        ax.set_ylim(0, 100)
         ax.set_title(str(model))
     fig.suptitle("Figure S.1: name-based grade, split by hidden required names")
     fig.tight_layout()
@@ -184,6 +189,7 @@ def _plot_t1(a: pd.DataFrame, b: pd.DataFrame, path: Path) -> None:
         series = {label: [float(a[(key_a == arm) & (a.cell == label)].pass_pct.iloc[0]) for arm in arms]
                   for _, label in _T1_CELLS}
         _bars(ax1, arms, series, {}, "correct, behavior (%)")
+        ax1.set_ylim(0, 100)
         ax1.set_title("(a) behavior-based pass rate")
         key_b = b["family"] + " / " + b["arm"]
         series, errors = {}, {}

@@ -201,7 +201,10 @@ def table_v1(samples: pd.DataFrame, models: list | None = None, *,
 def format_table_v1(df: pd.DataFrame) -> pd.DataFrame:
     """Display strings of :func:`table_v1` (``None`` where there is no data)."""
     def num(v):
-        return None if v is None or (isinstance(v, float) and np.isnan(v)) else f"{float(v):.1f}"
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return None
+        text = f"{float(v):.1f}"
+        return "0.0" if text == "-0.0" else text
 
     out = []
     for _, r in df.iterrows():
