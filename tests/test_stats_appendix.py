@@ -22,7 +22,7 @@ from alias.report import similarity as V
 from alias.report.stats_tables import table_1, table_u_hidden
 from alias.store.db import StoreError, build_store, query, write_parquet
 
-from test_stats_views import (COVERED, MODELS, N_SAMPLES, TEST_TASKS, _frame, _path,  # tests/ on sys.path
+from test_stats_views import (COVERED, MODELS, TEST_TASKS, _frame, _path,  # tests/ on sys.path
                               synthetic_tables)
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
