@@ -91,7 +91,7 @@ def generate_cmd(key: str, params_file: str) -> None:
 
 
 _stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
-_stage("report", "report_stage", "Tables K.1, C.1, J.1, 1, U and P, hidden names and metrics under reports/.")
+_stage("report", "report_stage", "Every table, figure (PNG + plot data) and metrics file under reports/.")
 
 
 @main.command()

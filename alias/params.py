@@ -25,12 +25,12 @@ DEFAULTS: dict[str, Any] = {
     },
     "rename": {"seed": 20261129},
     "grade": {"max_maps": 60, "parallel": 2, "timeout_s": 300},
-    "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 2,
+    "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 3,
                  "mutant_timeout_s": 60,
                  "tasks": []},
     "tiny_model": {"seed": 0, "train_steps": 60},
     "generate": {"n_samples": 5, "conditions": ["original", "random"], "models": {}},
-    "report": {"out": "reports"},
+    "report": {"out": "reports", "n_resamples": 10000, "seed": 20260926, "exposure": []},
 }
 
 

@@ -406,21 +406,42 @@ def controls_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir:
 
 # ------------------------------------------------------------------------------- load
 def load_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
-    """Build ``data/alias.duckdb`` from the stage tables and the views in ``sql/``."""
+    """Build ``data/alias.duckdb`` from the stage tables and the views in ``sql/``; the
+    ``exposure_arms`` table comes from ``params.report.exposure`` (Experiment 2 models)."""
+    from alias.report.exposure import exposure_arm_rows
     from alias.store.db import build_store
 
-    return build_store(db, ".", "sql")
+    return build_store(db, ".", "sql", tables={"exposure_arms": exposure_arm_rows(params)})
 
 
 # ----------------------------------------------------------------------------- report
 def report_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
-    """Write Tables K.1, C.1, J.1, 1, the Appendix U hidden-name split and the Appendix P
-    disagreements, the hidden-name counts under ``reports/`` plus the DVC metrics file
-    ``reports/metrics.json`` (tables with no samples yet say "no data")."""
+    """Write Tables K.1, C.1, J.1, 1, 2, F.1, O.1 and V.1, Appendices L, M, N, P and U,
+    the hidden-name counts, Figures S.1, T.1 and U.1 (PNG under ``reports/figures/``, their
+    data as CSV under ``reports/plots/``) and the DVC metrics file ``reports/metrics.json``
+    (tables with no samples yet say "no data", figures draw a "no data" panel)."""
+    from alias.report.appendix_tables import write_appendix_reports
+    from alias.report.exposure import write_exposure_reports
+    from alias.report.figures import write_figures
+    from alias.report.similarity import write_similarity_report
     from alias.report.stats_tables import write_stats_reports
     from alias.report.tables import write_reports
+    from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-    out = Path(params.get("report", {}).get("out", "reports"))
+    rp = params.get("report", {})
+    out = Path(rp.get("out", "reports"))
+    boot = {"n_resamples": int(rp.get("n_resamples", DEFAULT_RESAMPLES)), "seed": int(rp.get("seed", DEFAULT_SEED))}
     metrics = write_reports(db, out)
-    stats = write_stats_reports(db, out)
-    return metrics | {"stats_tables": sorted(stats["files"])}
+    stats = write_stats_reports(db, out, **boot)
+    sim = write_similarity_report(db, out, **boot)
+    app = write_appendix_reports(db, out, **boot)
+    expo = write_exposure_reports(db, out, **boot)
+    figs = write_figures(out, table_u=stats["tables"]["U"], table1=stats["tables"]["1"], effects=expo["effects"])
+    metrics.update(app["metrics"])
+    metrics["similarity_samples"] = int(len(sim["samples"]))
+    for _, r in sim["table"].iterrows():
+        if r["model"] is not None and r["decrease"] is not None and not pd.isna(r["decrease"]):
+            metrics[f"{r['measure']}_decrease/{r['model']}"] = round(float(r["decrease"]), 4)
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    files = [*stats["files"], *sim["files"], *app["files"], *expo["files"], *figs["files"]]
+    return metrics | {"report_files": sorted(files)}

@@ -129,6 +129,16 @@ def test_report_files_and_metrics(workdir):
     assert "Pass SANY and TLC after CIR (test set) | 6 |" in k1
     c1 = (wd / "reports/table_C1.md").read_text()
     assert "| domain |" in c1 and "| total |" in c1
+    # every report file dvc.yaml declares is written (tables, figures, plot data)
+    import yaml
+
+    stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["report"]
+    declared = [o if isinstance(o, str) else next(iter(o)) for k in ("outs", "metrics") for o in stage.get(k, [])]
+    assert len(declared) > 20
+    for rel in declared:
+        assert (wd / rel).is_file() and (wd / rel).stat().st_size > 0, rel
+    assert metrics["known_name_tasks_fixed"] == 1          # Peterson's algorithm
+    assert "no data" in (wd / "reports/table_V1.md").read_text()   # no model samples yet
 
 
 def test_cli_query_prints_a_table(workdir):

@@ -1,18 +1,23 @@
 """The push/pull round trip of a release, against a temporary local DVC remote.
 
 A temporary git + DVC repository holds stage tables (samples, verdicts and the tables the
-statistics views read, as Parquet at their TABLE_SOURCES paths, tracked with ``dvc add``)
-and a two-stage pipeline (``load``: build the DuckDB store; ``report``: the statistics
-reports). It is reproduced, committed and pushed to a local directory remote. A
-``git clone`` of it then runs ``dvc pull`` with an empty cache: the data must arrive
+statistics views read, as Parquet at their TABLE_SOURCES paths, tracked with ``dvc add``),
+the repository's ``sql/`` views, its ``.dvc/config`` (whose default remote ``local`` is the
+directory ``../alias-remote`` next to the repository, here inside pytest's temporary
+directory) and a two-stage pipeline: the repository's own ``load`` and ``report`` stages
+(``python -m alias load`` / ``python -m alias report``, with their outs, metrics and
+plots as declared in ``dvc.yaml``). It is reproduced, committed and pushed. A ``git
+clone`` of it then runs ``dvc pull`` with an empty cache: the data must arrive
 byte-identical, DVC must consider every stage up to date (``dvc repro`` runs nothing),
-and a store built from the pulled Parquet files must give the same reports.
+``alias report`` on the pulled store must reproduce the published reports without
+regenerating any stage output, and ``dvc plots show`` must render the figures' data.
 Everything runs in pytest's temporary directories; the repository's own DVC state is
 never touched.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -26,13 +31,14 @@ from alias.report.stats_tables import write_stats_reports
 from alias.store.db import build_store, write_parquet
 from alias.store.models import TABLE_SOURCES
 
-from test_stats_views import synthetic_tables  # tests/ is on sys.path under pytest
+from test_stats_appendix import ARMS, appendix_tables  # tests/ is on sys.path under pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 DVC = BIN / "dvc"
-B = 300                                   # bootstrap resamples in the report stage
-TRACKED = ("data/controls", "data/verify", "data/identifiers")
+B = 300                                   # bootstrap resamples in the report stage (params)
+TRACKED = ("data/controls", "data/verify", "data/identifiers", "data/ingest", "data/rename", "data/exposure",
+           "data/continuation")
 
 pytestmark = pytest.mark.skipif(not DVC.exists() or shutil.which("git") is None,
                                 reason="needs git and the virtualenv's dvc")
@@ -42,8 +48,10 @@ def _env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({
         "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
+        "PYTHONPATH": f"{REPO}{os.pathsep}{env.get('PYTHONPATH', '')}",  # this checkout's alias package
         "DVC_NO_ANALYTICS": "1",
         "DVC_SITE_CACHE_DIR": str(tmp / "dvc-site-cache"),
+        "MPLCONFIGDIR": str(tmp / "mpl"),
         "GIT_AUTHOR_NAME": "ALIAS test", "GIT_AUTHOR_EMAIL": "alias-test@example.invalid",
         "GIT_COMMITTER_NAME": "ALIAS test", "GIT_COMMITTER_EMAIL": "alias-test@example.invalid",
         "GIT_TERMINAL_PROMPT": "0",
@@ -55,7 +63,7 @@ def _env(tmp: Path) -> dict[str, str]:
 
 def _run(args: list, cwd: Path, env: dict) -> str:
     r = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=600)
     assert r.returncode == 0, f"{args} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     return r.stdout + r.stderr
 
@@ -74,45 +82,62 @@ def _digests(root: Path, dirs: tuple[str, ...]) -> dict[str, str]:
     return out
 
 
+def _declared_report_files(stage: dict) -> set[str]:
+    out = set()
+    for kind in ("outs", "metrics", "plots"):
+        for o in stage.get(kind, []):
+            out.add(o if isinstance(o, str) else next(iter(o)))
+    return out
+
+
 def _dvc_yaml() -> str:
-    py = sys.executable
-    load = ("from alias.store.db import build_store; "
-            "build_store('data/alias.duckdb', '.', 'sql')")
-    report = ("from alias.report.stats_tables import write_stats_reports; "
-              f"write_stats_reports('data/alias.duckdb', 'reports', n_resamples={B})")
-    stages = {
-        "load": {"cmd": f'{py} -c "{load}"', "deps": [*TRACKED, "sql"], "outs": ["data/alias.duckdb"]},
-        "report": {"cmd": f'{py} -c "{report}"', "deps": ["data/alias.duckdb"], "outs": ["reports"]},
-    }
-    return yaml.safe_dump({"stages": stages}, sort_keys=False)
+    """The repository's load and report stages and its top-level plots, with deps on the
+    tracked test tables (the corpus stages do not run here)."""
+    project = yaml.safe_load((REPO / "dvc.yaml").read_text())
+    load, report = dict(project["stages"]["load"]), dict(project["stages"]["report"])
+    load["deps"] = [*TRACKED, "sql"]
+    report["deps"] = ["data/alias.duckdb"]
+    return yaml.safe_dump({"stages": {"load": load, "report": report}, "plots": project["plots"]},
+                          sort_keys=False)
+
 
 def test_push_pull_round_trip(tmp_path):
     env = _env(tmp_path)
-    origin, remote, clone = tmp_path / "origin", tmp_path / "remote", tmp_path / "clone"
+    origin, clone = tmp_path / "origin", tmp_path / "clone"
+    remote = tmp_path / "alias-remote"           # the default remote ../alias-remote of origin and clone
     origin.mkdir()
-    remote.mkdir()
 
-    # ---- origin: tables (dvc add), pipeline (dvc repro), local remote, push
+    # ---- origin: tables (dvc add), the project's DVC config and pipeline (dvc repro), push
     _run(["git", "init", "-q"], origin, env)
     _run([DVC, "init", "-q"], origin, env)
-    for name, df in synthetic_tables().items():
+    shutil.copy(REPO / ".dvc" / "config", origin / ".dvc" / "config")
+    assert _run([DVC, "remote", "default"], origin, env).strip() == "local"
+    tables, _ = appendix_tables()
+    for name, df in tables.items():
         write_parquet(df, origin / _rel(name))
     shutil.copytree(REPO / "sql", origin / "sql")
+    (origin / "params.yaml").write_text(yaml.safe_dump({"report": {"out": "reports", "n_resamples": B,
+                                                                   "exposure": ARMS}}))
     _run([DVC, "add", "-q", *TRACKED], origin, env)
     (origin / "dvc.yaml").write_text(_dvc_yaml())
     out = _run([DVC, "repro"], origin, env)
     assert "load" in out and "report" in out
-    _run([DVC, "remote", "add", "-d", "local", remote], origin, env)
-    _run(["git", "add", ".dvc/config", ".dvcignore", ".gitignore", "data", "dvc.yaml", "dvc.lock", "sql"],
-         origin, env)
+    _run(["git", "add", "-A"], origin, env)
     _run(["git", "commit", "-q", "-m", "release"], origin, env)
     _run([DVC, "push"], origin, env)
-    assert any(p.is_file() for p in remote.rglob("*")), "nothing pushed to the remote"
+    assert any(p.is_file() for p in remote.rglob("*")), "nothing pushed to the default remote"
     assert "nothing to commit" in _run(["git", "status"], origin, env)  # no tracked file left dirty
 
+    # every file the report stage writes is declared in dvc.yaml (outs, metrics or plots)
+    report_stage = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]["report"]
+    written = {str(p.relative_to(origin)) for p in (origin / "reports").rglob("*")
+               if p.is_file() and p.name != ".gitignore"}
+    assert written == _declared_report_files(report_stage)
     published = _digests(origin, (*TRACKED, "data/alias.duckdb", "reports"))
-    assert {f"{_rel(t)}" for t in ("samples", "verdicts", "test_set", "required_names")} <= set(published)
-    assert {"reports/table_1.md", "reports/table_U_hidden.md", "reports/table_P_disagreements.md"} <= set(published)
+    assert {f"{_rel(t)}" for t in ("samples", "verdicts", "test_set", "split", "loglik", "continuations")} \
+        <= set(published)
+    assert {"reports/table_1.md", "reports/table_V1.md", "reports/table_2.md", "reports/figures/figure_T1.png",
+            "reports/plots/figure_T1b.csv"} <= set(published)
 
     # ---- clone with an empty cache; the origin's cache is gone, so data can only come from the remote
     _run(["git", "clone", "-q", origin, clone], tmp_path, env)
@@ -128,7 +153,24 @@ def test_push_pull_round_trip(tmp_path):
     assert "Running stage" not in repro, repro
     assert _digests(clone, (*TRACKED, "data/alias.duckdb", "reports")) == published
 
-    # the pulled tables build a store and give the published reports
+    # `alias report` on the pulled store rewrites the published reports byte for byte and
+    # touches no stage output
+    for p in (clone / "reports").rglob("*"):
+        if p.is_file() and p.name != ".gitignore":
+            p.unlink()
+    _run([sys.executable, "-m", "alias", "report"], clone, env)
+    assert _digests(clone, (*TRACKED, "data/alias.duckdb", "reports")) == published
+    assert "up to date" in _run([DVC, "status"], clone, env).lower()
+
+    # dvc plots show renders the figures and their data
+    shown = json.loads(_run([DVC, "plots", "show", "--json", "-o", tmp_path / "plots_html"], clone, env))["data"]
+    for name in ("figure_S1.png", "figure_T1.png", "figure_U1.png"):
+        assert shown[f"reports/figures/{name}"][0]["type"] == "image"
+    for title in ("Figure S.1", "Figure T.1a", "Figure T.1b", "Figure U.1"):
+        (key,) = [k for k in shown if k.startswith(title + ",")]
+        assert shown[key] and shown[key][0]["type"] == "vega", key     # rendered with data
+
+    # the pulled tables build a store that gives the published statistics reports
     db = tmp_path / "rebuilt" / "alias.duckdb"
     build_store(db, clone, clone / "sql")
     res = write_stats_reports(db, tmp_path / "rebuilt" / "reports", n_resamples=B)

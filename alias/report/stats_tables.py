@@ -305,7 +305,8 @@ def write_stats_reports(db: str | Path, out_dir: str | Path, *, n_resamples: int
     dict of headline numbers keyed ``"<model>/<grade>/<scope>/<field>"`` for the Table 1
     rows and ``"<model>/upper_bound/<field>"`` for Appendix P (``field`` one of ``tasks``,
     ``original_pct``, ``random_pct``, ``decrease``, ``ci95_low``, ``ci95_high``,
-    ``sign_p``), ``None`` where there is no data.
+    ``sign_p``), ``None`` where there is no data; and ``tables``, the numeric frames of
+    Table 1 (``"1"``) and Appendix U (``"U"``) that the figures plot.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -355,4 +356,4 @@ def write_stats_reports(db: str | Path, out_dir: str | Path, *, n_resamples: int
     for _, r in ub.iterrows():
         for f in fields:
             stats[f"{r['model']}/upper_bound/{f}"] = clean(r[f], f)
-    return {"files": files, "stats": stats}
+    return {"files": files, "stats": stats, "tables": {"1": t1, "U": tu}}

@@ -8,6 +8,7 @@ creates the views in ``sql/``; :func:`query` runs SQL against the store.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import duckdb
@@ -71,7 +72,8 @@ def _sources(root: Path, rel: str | tuple[str, ...]) -> list[Path]:
     return out
 
 
-def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql") -> dict[str, int]:
+def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql",
+                tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, int]:
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
     ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
 
@@ -79,9 +81,15 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     samples of the controls and of each generate stage, by a glob pattern); one whose
     files are all absent is created empty. A file without a nullable column of its
     table (the controls' samples lack the generation columns) fills it with NULL.
-    Raises :class:`StoreError` when a Parquet file lacks a non-nullable column of its
-    table or a view fails to create.
+    ``tables`` adds rows that come from elsewhere than Parquet (e.g. ``exposure_arms``
+    from the parameters), keyed by table name.
+    Raises :class:`StoreError` when a Parquet file or a ``tables`` frame lacks a
+    non-nullable column of its table, ``tables`` names an unknown table, or a view fails
+    to create.
     """
+    unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
+    if unknown:
+        raise StoreError(f"rows given for unknown table(s) {unknown}")
     root = Path(root)
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
@@ -103,6 +111,14 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
                     raise StoreError(f"{src}: missing columns {missing} for table {name}")
                 select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
                 con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
+            if tables is not None and name in tables:
+                df = tables[name]
+                missing = [c for c in cols if c not in df.columns]
+                if missing:
+                    raise StoreError(f"rows given for table {name}: missing columns {missing}")
+                con.register("_alias_rows", df[cols])
+                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
+                con.unregister("_alias_rows")
             counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         for view in sorted(Path(sql_dir).glob("*.sql")):
             try:

@@ -294,6 +294,62 @@ class Verdict(SQLModel, table=True):
     detail: Optional[str] = None
 
 
+# ----------------------------------------------------------------- statistics inputs (issue 5)
+class Continuation(SQLModel, table=True):
+    """One file-continuation sample (Appendix L): the model continued the first
+    ``prefix_lines`` lines of a file (``condition`` original, or ``random`` for the renamed
+    copy); ``longest_run`` is the longest token run it shares with ``reference_remainder``
+    (:func:`alias.generate.continuation.longest_shared_token_run`); NULL when the sample
+    failed. Columns are :data:`alias.generate.continuation.CONTINUATION_COLUMNS`."""
+
+    __tablename__ = "continuations"
+    task_id: str = Field(primary_key=True)
+    condition: str = Field(primary_key=True)
+    model: str = Field(primary_key=True)
+    sample_idx: int = Field(primary_key=True)
+    prefix_lines: int
+    continuation: Optional[str] = None
+    reference_remainder: str
+    longest_run: Optional[int] = None
+
+
+class ExposureSplit(SQLModel, table=True):
+    """Experiment 2 split (Methods, "Fine-tuned models"): each test-set task's half,
+    ``A`` or ``B``; the copy trained on a half has seen its tasks."""
+
+    __tablename__ = "split"
+    task_id: str = Field(primary_key=True)
+    half: str
+
+
+class LogLik(SQLModel, table=True):
+    """Mean token log-likelihood of a task's reference specification given its description
+    (Methods, "Log-likelihood"), per condition and fine-tuned model: over all reference
+    tokens (``mean_loglik``), over tokens outside renamed identifiers (``outside_loglik``)
+    and over the tokens of renamed identifiers alone (``identifier_loglik``, Appendix T);
+    nats per token."""
+
+    __tablename__ = "loglik"
+    task_id: str = Field(primary_key=True)
+    condition: str = Field(primary_key=True)
+    model: str = Field(primary_key=True)
+    mean_loglik: Optional[float] = None
+    outside_loglik: Optional[float] = None
+    identifier_loglik: Optional[float] = None
+
+
+class ExposureArm(SQLModel, table=True):
+    """Which fine-tuned model trained on which half, per model family and exposure arm
+    (``task-pair`` or ``spec-only``; Table 2, Appendices F, O). Filled by ``load`` from
+    ``params.report.exposure`` (no Parquet source)."""
+
+    __tablename__ = "exposure_arms"
+    family: str = Field(primary_key=True)
+    arm: str = Field(primary_key=True)
+    half: str = Field(primary_key=True)
+    model: str
+
+
 #: Parquet file(s) (relative to the repository; glob patterns allowed) that fill each
 #: table. A file may lack a column that is nullable in the table: it is loaded as NULL.
 TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
@@ -312,4 +368,10 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "control_samples": (ControlSample, "data/controls/control_samples.parquet"),
     "samples": (Sample, ("data/controls/samples.parquet", "data/samples/*/samples.parquet")),
     "verdicts": (Verdict, ("data/controls/verdicts.parquet", "data/grades/verdicts.parquet")),
+    # Statistics inputs of later stages; each is optional (an absent file gives an empty
+    # table, so the views exist and the reports say "no data").
+    "continuations": (Continuation, ("data/continuation/continuations.parquet",)),
+    "split": (ExposureSplit, ("data/exposure/split.parquet",)),
+    "loglik": (LogLik, ("data/exposure/loglik.parquet",)),
+    "exposure_arms": (ExposureArm, ()),  # from params.report.exposure (alias.store.db.build_store)
 }
