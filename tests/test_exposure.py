@@ -326,18 +326,19 @@ def test_training_raises_loglik_of_the_trained_reference(tiny_dir, tok, tmp_path
     s = score_reference(load_model(tiny_dir, device="cpu")[0], tok, DESC, SPEC, ["count"], max_length=60)
     n_prompt = len(tok(build_prompt("finetuned", DESC) + "\n")["input_ids"])
     assert s["n_tokens"] == 60 - n_prompt and s["truncated"] and len(s["token_logprobs"]) == s["n_tokens"]
+    none = score_reference(load_model(tiny_dir, device="cpu")[0], tok, DESC, SPEC, ["count"], max_length=n_prompt)
+    assert none["n_tokens"] == 0 and none["truncated"] and np.isnan(none["mean_loglik"])
 
 
 # ------------------------------------------------------------------------ effects
 def test_loglik_effects_from_cells():
     split = pd.DataFrame({"task_id": ["a", "b", "c", "d"], "half": ["A", "A", "B", "B"]})
     rows = []
-    vals = {  # (task, cond, trained half) -> mean_loglik
-        ("a", "original", "A"): -1.0, ("a", "original", "B"): -1.5, ("a", "random", "A"): -1.4, ("a", "random", "B"): -1.6,
-        ("b", "original", "A"): -0.8, ("b", "original", "B"): -1.0, ("b", "random", "A"): -1.1, ("b", "random", "B"): -1.2,
-        ("c", "original", "B"): -0.9, ("c", "original", "A"): -1.3, ("c", "random", "B"): -1.2, ("c", "random", "A"): -1.4,
-        ("d", "original", "B"): -1.1, ("d", "original", "A"): -1.2, ("d", "random", "B"): -1.3, ("d", "random", "A"): -1.3,
-    }
+    # (task, condition, trained half) -> mean_loglik; columns: original A, B, random A, B
+    table = {"a": (-1.0, -1.5, -1.4, -1.6), "b": (-0.8, -1.0, -1.1, -1.2),
+             "c": (-1.3, -0.9, -1.4, -1.2), "d": (-1.2, -1.1, -1.3, -1.3)}
+    vals = {(t, c, h): v[i] for t, v in table.items()
+            for i, (c, h) in enumerate([("original", "A"), ("original", "B"), ("random", "A"), ("random", "B")])}
     for (t, c, h), v in vals.items():
         rows.append({"task_id": t, "condition": c, "arm": "task_pair", "half": h, "mean_loglik": v,
                      "outside_loglik": v, "identifier_loglik": v})
@@ -353,3 +354,53 @@ def test_loglik_effects_from_cells():
     assert eff.exposure_original == pytest.approx(exp_o) and eff.did == pytest.approx(exp_o - exp_r)
     assert eff.exposure_original_A == pytest.approx(0.35) and eff.exposure_original_B == pytest.approx(0.25)
     assert eff.unseen_cost == pytest.approx(np.mean([0.1, 0.2, 0.1, 0.1])) and eff.seen_higher_tasks == 4
+
+
+# -------------------------------------------------------------------------- stage
+def test_exposure_stage_end_to_end_on_the_embedded_corpus(tmp_path):
+    """ingest and rename for real (no TLC: every renamed task enters the test set here),
+    then the whole exposure stage with minimal settings."""
+    from pathlib import Path
+
+    from alias import stages
+    from alias.exposure.stage import exposure_stage
+    from alias.params import load_params
+    from alias.store.db import read_parquet, write_parquet
+
+    repo = Path(__file__).resolve().parents[1]
+    p = load_params(repo / "params.yaml")
+    p["corpus"].update(path=str(repo / "alias/corpus/embedded"),
+                       descriptions=str(repo / "alias/corpus/embedded/descriptions.json"), library=[])
+    stages.ingest_stage(p, out=tmp_path / "ingest")
+    stages.rename_stage(p, inp=tmp_path / "ingest", out=tmp_path / "rename")
+    rt = read_parquet(tmp_path / "rename" / "renamed_tasks.parquet")
+    write_parquet(pd.DataFrame({"task_id": rt.task_id, "in_test_set": rt.status == "ok"}),
+                  tmp_path / "verify" / "test_set.parquet")
+    p["exposure"] = {"out": str(tmp_path / "exposure"), "models_out": str(tmp_path / "models"), "device": "cpu",
+                     "tiny": {"train_steps": 0}, "lora": {"epochs": 2, "max_length": 768},
+                     "generate": {"samples": 1, "max_new_tokens": 3}, "loglik": {"max_length": 768}}
+    s = exposure_stage(p, tmp_path / "ingest", tmp_path / "rename", tmp_path / "verify")
+    n = int((rt.status == "ok").sum())
+    assert s["test_set"] == n and s["half_A"] == n // 2 and s["half_B"] == n - n // 2
+    out = tmp_path / "exposure"
+    split = read_parquet(out / "split.parquet")
+    log = read_parquet(out / "training_log.parquet")
+    ad = read_parquet(out / "adapters.parquet")
+    assert sorted(ad.adapter) == ["tiny-spec_only-A", "tiny-spec_only-B", "tiny-task_pair-A", "tiny-task_pair-B"]
+    for a in ad.itertuples():
+        g = log[log.adapter == a.adapter]
+        mine = set(split.loc[split.half == a.half, "task_id"])
+        assert len(g) == a.steps == 2 * len(mine)  # no shared tasks: all are in the test set
+        for epoch in (1, 2):  # each task of the half exactly once per epoch
+            assert sorted(g.loc[g.epoch == epoch, "task_id"]) == sorted(mine)
+        assert (Path(a.path) / "adapter_config.json").is_file()
+    samples = read_parquet(out / "samples.parquet")
+    assert len(samples) == s["samples"] == 4 * 2 * n  # adapters x conditions x tasks (1 sample)
+    assert set(samples.condition) == {"original", "random"} and samples.output_tokens.max() <= 3
+    ll = read_parquet(out / "loglik.parquet")
+    assert len(ll) == 5 * 2 * n and ll.mean_loglik.lt(0).all()
+    assert (ll.n_outside + ll.n_identifier == ll.n_tokens).all() and (ll.n_identifier > 0).all()
+    seen = ll[ll.arm.notna()]
+    assert (seen.seen == [split.set_index("task_id").half[t] == h for t, h in zip(seen.task_id, seen.half)]).all()
+    eff = read_parquet(out / "loglik_effects.parquet")
+    assert set(eff.arm) == {"task_pair", "spec_only"} and (eff.n_tasks == n).all()

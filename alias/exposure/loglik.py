@@ -133,8 +133,9 @@ def score_reference(model, tokenizer, description: str, reference: str, names: I
     when none), ``n_reference_tokens`` (all reference tokens), ``truncated`` (the window cut
     the reference), ``token_logprobs`` and ``identifier_mask`` (lists, scored tokens only).
 
-    Raises ``ValueError`` when the tokenizer gives no offset mapping (a slow tokenizer), or
-    when the prompt leaves no room for a reference token within ``max_length``.
+    When the prompt alone fills ``max_length``, nothing is scored: ``n_tokens`` 0 and NaN
+    means (the row is kept, ``truncated`` true). Raises ``ValueError`` when the tokenizer
+    gives no offset mapping (a slow tokenizer) or ``max_length < 2``.
     """
     import torch
 
@@ -146,10 +147,13 @@ def score_reference(model, tokenizer, description: str, reference: str, names: I
     r_ids, offsets = enc["input_ids"], enc["offset_mapping"]
     if not p_ids:
         raise ValueError("the prompt tokenized to nothing")
-    room = max_length - len(p_ids)
-    if room < 1:
-        raise ValueError(f"prompt of {len(p_ids)} tokens leaves no reference token within {max_length}")
-    n = min(room, len(r_ids))
+    if max_length < 2:
+        raise ValueError("max_length must be >= 2")
+    n = max(0, min(max_length - len(p_ids), len(r_ids)))
+    if n == 0:  # the prompt fills the window: nothing of the reference is scored
+        return {"n_tokens": 0, "mean_loglik": math.nan, "outside_loglik": math.nan, "n_outside": 0,
+                "identifier_loglik": math.nan, "n_identifier": 0, "n_reference_tokens": len(r_ids),
+                "truncated": len(r_ids) > 0, "token_logprobs": [], "identifier_mask": []}
     ids = torch.tensor([p_ids + r_ids[:n]], device=next(model.parameters()).device)
     with torch.inference_mode():
         logits = model(input_ids=ids).logits[0].float()
