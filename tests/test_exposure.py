@@ -25,6 +25,7 @@ from alias.exposure.lora import (  # noqa: E402
 )
 from alias.exposure.loglik import (  # noqa: E402
     LOGLIK_COLUMNS,
+    aligned_identifier_spans,
     identifier_spans,
     reference_loglik,
     score_reference,
@@ -199,6 +200,24 @@ def test_identifier_spans_skip_comments_and_strings():
         at = SPEC.index(prefix) + len(prefix) - 5
         assert (at, at + 5) in spans
     assert identifier_spans("counter count_x xcount count", ["count"]) == [(23, 28)]
+
+
+def test_aligned_spans_are_exactly_the_occurrences_cir_renamed():
+    from alias.rename.cir import rename_task
+
+    text = ("---- MODULE Shop ----\nVARIABLE stock\ni == 3\n"
+            "Fill == stock' = [s \\in {1} |-> i] /\\ \\A i \\in {1} : i > 0\n"
+            "Rec == [stock |-> 1].stock \\* stock in a comment\n====\n")
+    res = rename_task({"Shop": text}, None, None, seed=1, salt="t")
+    renamed = next(iter(res.modules.values()))
+    spans = aligned_identifier_spans(text, renamed, res.mapping)
+    # renamed: module name, the variable (declaration, primed use), operator i (definition,
+    # its use in the function), Fill, Rec; kept: bound i, record fields, the comment
+    assert [text[s:e] for s, e in spans] == ["Shop", "stock", "i", "Fill", "stock", "i", "Rec"]
+    assert [renamed[s:e] for s, e in spans] == [res.mapping[text[s:e]] for s, e in spans]
+    assert len(identifier_spans(text, res.mapping)) == 11  # the name-based fallback also takes bound/fields
+    with pytest.raises(ValueError, match="length"):
+        aligned_identifier_spans(text, renamed + " ", res.mapping)
 
 
 def test_token_mask_char_level_exact_indices():

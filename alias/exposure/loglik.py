@@ -14,9 +14,16 @@ the task's description of the condition, ``"\\n"``, then the reference of the sa
 tokens inside the window are scored; the first reference token is predicted from the last
 prompt token.
 
-Identifier tokens: :func:`identifier_spans` finds every occurrence of a renamed identifier
-(the ``old`` names in the original condition, the ``new`` names in the renamed one) as a
-whole TLA+ word (not touching a letter, digit or ``_``, except that the subscript
+Identifier spans: CIR gives every name a new name of the same length and rewrites only the
+byte spans of the renamed identifier nodes (:mod:`alias.rename.cir`), so the original and
+the renamed reference have the same length and the renamed occurrences sit at the same
+offsets in both. :func:`aligned_identifier_spans` therefore takes every whole-word
+occurrence of an ``old`` name in the original whose text in the renamed reference is its
+``new`` name: exactly the occurrences CIR renamed, and the same spans in both conditions
+(a bound variable, record field, label, comment or string that shares a renamed name's
+text keeps its text, so it is not counted). The stage uses it for both conditions.
+:func:`identifier_spans` is the fallback for texts without a same-length copy: every
+occurrence of the given names as a whole TLA+ word (not touching a letter, digit or ``_``, except that the subscript
 prefixes ``WF_``, ``SF_``, ``]_`` and ``>>_`` count as a boundary, so ``vars`` in ``WF_vars``
 and ``[][Next]_vars`` is found), outside comments and
 strings (tree-sitter-tlaplus nodes ``comment``, ``block_comment``, ``string``: CIR leaves
@@ -26,6 +33,7 @@ identifier token (so a byte-level token `` Foo`` that carries the leading space 
 
 Public API::
 
+    aligned_identifier_spans(original, renamed, mapping) -> list[(start, end)]
     identifier_spans(text, names) -> list[(start, end)]        # character offsets
     token_mask(offsets, spans) -> list[bool]
     score_reference(model, tokenizer, description, reference, names, max_length=2048)
@@ -44,7 +52,7 @@ import pandas as pd
 from alias.exposure.trainsets import PROMPT_SEPARATOR
 from alias.generate.prompts import build_prompt
 
-__all__ = ["LOGLIK_COLUMNS", "identifier_spans", "comment_string_spans", "token_mask", "score_reference",
+__all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "comment_string_spans", "token_mask", "score_reference",
            "reference_loglik"]
 
 #: Columns of the ``loglik`` rows returned by :func:`reference_loglik`.
@@ -103,6 +111,29 @@ def identifier_spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:
     return out
 
 
+def aligned_identifier_spans(original: str, renamed: str, mapping: Mapping[str, str]) -> list[tuple[int, int]]:
+    """Character spans of the identifier occurrences that CIR renamed (module docstring).
+
+    ``original``/``renamed``: a reference and its same-length renamed copy; ``mapping``:
+    old -> new names of the task (``rename_map``). Returns the sorted, disjoint spans of
+    the whole-word occurrences of old names in ``original`` (comments and strings
+    excluded) at which ``renamed`` holds the new name; the spans are valid in both texts.
+
+    Raises ``ValueError`` when the two texts differ in length or a new name differs in
+    length from its old name (not a same-length renaming).
+    """
+    if len(original) != len(renamed):
+        raise ValueError(f"texts differ in length ({len(original)} vs {len(renamed)}): not a same-length renaming")
+    for old, new in mapping.items():
+        if len(old) != len(new):
+            raise ValueError(f"{old!r} -> {new!r} changes the length: not a same-length renaming")
+    out = []
+    for s, e in identifier_spans(original, mapping):
+        if renamed[s:e] == mapping[original[s:e]]:
+            out.append((s, e))
+    return out
+
+
 def token_mask(offsets: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[bool]:
     """For each token's character range ``(a, b)``, whether it overlaps any span
     ``(s, e)`` (``a < e and s < b``). Empty ranges (special tokens) never overlap.
@@ -123,9 +154,13 @@ def _mean(xs: list[float]) -> float:
     return float(sum(xs) / len(xs)) if xs else math.nan
 
 
-def score_reference(model, tokenizer, description: str, reference: str, names: Iterable[str], *,
-                    max_length: int = 2048) -> dict[str, Any]:
+def score_reference(model, tokenizer, description: str, reference: str, names: Iterable[str] = (), *,
+                    max_length: int = 2048, spans: Sequence[tuple[int, int]] | None = None) -> dict[str, Any]:
     """Token log-likelihoods of ``reference`` given the Appendix E prompt of ``description``.
+
+    The identifier tokens are those overlapping ``spans`` (character spans in
+    ``reference``, e.g. from :func:`aligned_identifier_spans`) when given, else those
+    overlapping :func:`identifier_spans` of ``names``.
 
     Returns a dict: ``n_tokens`` (scored reference tokens), ``mean_loglik`` (mean natural-log
     probability per scored token), ``outside_loglik``/``n_outside`` (tokens overlapping no
@@ -159,7 +194,8 @@ def score_reference(model, tokenizer, description: str, reference: str, names: I
         logits = model(input_ids=ids).logits[0].float()
     logp = torch.log_softmax(logits[len(p_ids) - 1: len(p_ids) - 1 + n], dim=-1)
     tok_lp = logp.gather(-1, ids[0, len(p_ids): len(p_ids) + n][:, None])[:, 0].tolist()
-    mask = token_mask([tuple(o) for o in offsets[:n]], identifier_spans(reference, names))
+    id_spans = sorted(spans) if spans is not None else identifier_spans(reference, names)
+    mask = token_mask([tuple(o) for o in offsets[:n]], id_spans)
     ident = [lp for lp, m in zip(tok_lp, mask) if m]
     outside = [lp for lp, m in zip(tok_lp, mask) if not m]
     return {"n_tokens": n, "mean_loglik": _mean(tok_lp), "outside_loglik": _mean(outside),
@@ -173,14 +209,15 @@ def reference_loglik(model, tokenizer, items: Iterable[Mapping[str, Any]], model
     """One ``loglik`` row per item (:data:`LOGLIK_COLUMNS`).
 
     ``items``: mappings with ``task_id``, ``condition``, ``description`` (of that condition),
-    ``reference`` (of that condition) and ``identifiers`` (the renamed identifiers as they are
-    spelled in that reference: ``old`` names for ``original``, ``new`` for ``random``).
+    ``reference`` (of that condition) and either ``spans`` (identifier character spans in
+    that reference) or ``identifiers`` (the renamed identifiers as they are spelled in that
+    reference: ``old`` names for ``original``, ``new`` for ``random``).
     ``model_name`` fills the ``model`` column. See :func:`score_reference` for the values.
     """
     rows = []
     for it in items:
         s = score_reference(model, tokenizer, it["description"], it["reference"], it.get("identifiers") or (),
-                            max_length=max_length)
+                            max_length=max_length, spans=it.get("spans"))
         rows.append({"task_id": it["task_id"], "condition": it["condition"], "model": model_name,
                      **{k: s[k] for k in LOGLIK_COLUMNS[3:]}})
         if progress is not None:

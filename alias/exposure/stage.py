@@ -38,7 +38,7 @@ import pandas as pd
 
 from alias.exposure.effects import loglik_effects
 from alias.exposure.lora import TRAINING_LOG_COLUMNS, lora_params, train_lora
-from alias.exposure.loglik import LOGLIK_COLUMNS, reference_loglik
+from alias.exposure.loglik import LOGLIK_COLUMNS, aligned_identifier_spans, reference_loglik
 from alias.exposure.split import HALVES, SPLIT_SEED, split_halves
 from alias.exposure.trainsets import ARMS, build_training_set, task_records
 
@@ -94,7 +94,10 @@ def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tup
     ``items`` one dict per test task with a TLC configuration and condition (``original``;
     ``random`` when renaming succeeded): ``task_id``, ``condition``, ``description``,
     ``reference`` (system module text of that condition), ``identifiers`` (renamed names as
-    spelled in that reference). Raises ``ValueError`` when the test set is empty.
+    spelled in that reference) and, for tasks with both conditions, ``spans``: the character
+    spans of the renamed occurrences, the same in both references
+    (:func:`alias.exposure.loglik.aligned_identifier_spans`). Raises ``ValueError`` when the
+    test set is empty or a renamed reference is not a same-length copy of its original.
     """
     from alias.store.db import read_parquet
 
@@ -115,12 +118,16 @@ def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tup
         if not isinstance(t.cfg_text, str) or not t.cfg_text.strip():
             continue
         m = rmap[rmap.task_id == tid]
-        items.append({"task_id": tid, "condition": "original", "description": t.description,
-                      "reference": mtext[(tid, t.system_module)], "identifiers": sorted(m["old"])})
+        orig = {"task_id": tid, "condition": "original", "description": t.description,
+                "reference": mtext[(tid, t.system_module)], "identifiers": sorted(m["old"])}
+        items.append(orig)
         if tid in rtasks.index and rtasks.loc[tid, "status"] == "ok":
             rt = rtasks.loc[tid]
-            items.append({"task_id": tid, "condition": "random", "description": rt.description,
-                          "reference": rtext[(tid, rt.system_module)], "identifiers": sorted(m["new"])})
+            ren = {"task_id": tid, "condition": "random", "description": rt.description,
+                   "reference": rtext[(tid, rt.system_module)], "identifiers": sorted(m["new"])}
+            spans = aligned_identifier_spans(orig["reference"], ren["reference"], dict(zip(m["old"], m["new"])))
+            orig["spans"] = ren["spans"] = spans
+            items.append(ren)
     return test_ids, items
 
 
