@@ -23,11 +23,11 @@ occurrence of an ``old`` name in the original whose text in the renamed referenc
 (a bound variable, record field, label, comment or string that shares a renamed name's
 text keeps its text, so it is not counted). The stage uses it for both conditions.
 :func:`identifier_spans` is the fallback for texts without a same-length copy: every
-occurrence of the given names as a whole TLA+ word (not touching a letter, digit or ``_``, except that the subscript
-prefixes ``WF_``, ``SF_``, ``]_`` and ``>>_`` count as a boundary, so ``vars`` in ``WF_vars``
-and ``[][Next]_vars`` is found), outside comments and
-strings (tree-sitter-tlaplus nodes ``comment``, ``block_comment``, ``string``: CIR leaves
-those unchanged). :func:`token_mask` maps these character spans to tokens through the fast
+occurrence of the given names as a whole TLA+ word (not touching a letter, digit or ``_``,
+except that the subscript prefixes ``WF_``, ``SF_``, ``]_`` and ``>>_`` count as a boundary,
+so ``vars`` in ``WF_vars`` and ``[][Next]_vars`` is found), outside comments and strings
+(tree-sitter-tlaplus nodes ``comment``, ``block_comment``, ``string``: CIR leaves those
+unchanged); it also counts bound variables and record fields that share a renamed name. :func:`token_mask` maps these character spans to tokens through the fast
 tokenizer's offset mapping: a token whose character range overlaps a span counts as an
 identifier token (so a byte-level token `` Foo`` that carries the leading space counts).
 
@@ -36,7 +36,7 @@ Public API::
     aligned_identifier_spans(original, renamed, mapping) -> list[(start, end)]
     identifier_spans(text, names) -> list[(start, end)]        # character offsets
     token_mask(offsets, spans) -> list[bool]
-    score_reference(model, tokenizer, description, reference, names, max_length=2048)
+    score_reference(model, tokenizer, description, reference, names=(), max_length=2048, spans=None)
         -> dict (n_tokens, mean_loglik, outside_loglik, n_outside, identifier_loglik, ...)
     reference_loglik(model, tokenizer, items, model_name, max_length=2048) -> DataFrame
 """
@@ -52,8 +52,8 @@ import pandas as pd
 from alias.exposure.trainsets import PROMPT_SEPARATOR
 from alias.generate.prompts import build_prompt
 
-__all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "comment_string_spans", "token_mask", "score_reference",
-           "reference_loglik"]
+__all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "comment_string_spans", "token_mask",
+           "score_reference", "reference_loglik"]
 
 #: Columns of the ``loglik`` rows returned by :func:`reference_loglik`.
 LOGLIK_COLUMNS = ["task_id", "condition", "model", "n_tokens", "mean_loglik", "outside_loglik", "n_outside",
