@@ -27,9 +27,11 @@ occurrence of the given names as a whole TLA+ word (not touching a letter, digit
 except that the subscript prefixes ``WF_``, ``SF_``, ``]_`` and ``>>_`` count as a boundary,
 so ``vars`` in ``WF_vars`` and ``[][Next]_vars`` is found), outside comments and strings
 (tree-sitter-tlaplus nodes ``comment``, ``block_comment``, ``string``: CIR leaves those
-unchanged); it also counts bound variables and record fields that share a renamed name. :func:`token_mask` maps these character spans to tokens through the fast
-tokenizer's offset mapping: a token whose character range overlaps a span counts as an
-identifier token (so a byte-level token `` Foo`` that carries the leading space counts).
+unchanged); it also counts bound variables and record fields that share a renamed name.
+
+:func:`token_mask` maps these character spans to tokens through the fast tokenizer's offset
+mapping: a token whose character range overlaps a span counts as an identifier token (so a
+byte-level token `` Foo`` that carries the leading space counts).
 
 Public API::
 
