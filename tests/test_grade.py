@@ -219,3 +219,23 @@ def test_controls_on_embedded_references(tool_config, tmp_path):
     v = pd.read_parquet(tmp_path / "controls" / "verdicts.parquet")
     assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior"}
     assert v[v.model == "control:self"].passed.all()
+
+
+def test_eligibility_rules_of_appendix_j():
+    """No cfg, a test fixture, random values and a constant-level spec (no variable: TLC
+    only checks its ASSUMEs, there is no behavior to compare) are not eligible."""
+    from alias.grade.controls import eligibility
+
+    def ref(text: str, cfg: str = "INIT Init\nNEXT Next\n", name: str = "M") -> Reference:
+        return Reference(task_id=f"t.{name}", condition="original", files={f"{name}.tla": text},
+                         system_module=name, model_module=name, cfg_text=cfg, author_modules=(name,))
+
+    ok = "---- MODULE M ----\nVARIABLE x\nInit == x = 0\nNext == x' = x\n===="
+    assert eligibility(ref(ok)) == (True, None)
+    assert eligibility(ref(ok, cfg="")) == (False, "no_cfg")
+    assert eligibility(ref(ok.replace("MODULE M", "MODULE TestM"), name="TestM")) == (False, "test_fixture")
+    rnd = ok.replace("x' = x", "x' = RandomElement({1, 2})")
+    assert eligibility(ref(rnd))[1].startswith("random_values (RandomElement")
+    const = "---- MODULE M ----\nEXTENDS Naturals\nCONSTANT N\nASSUME N > 0\nSq == N * N\n===="
+    ok_c, why = eligibility(ref(const, cfg="CONSTANT N = 3\n"))
+    assert not ok_c and why.startswith("no_variables")
