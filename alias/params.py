@@ -28,6 +28,9 @@ DEFAULTS: dict[str, Any] = {
     "controls": {"seed": 20261129, "max_mutants_tried_per_task": 8, "max_mutants_kept_per_task": 2,
                  "mutant_timeout_s": 60,
                  "tasks": []},
+    "meaningful": {"proposer": {"backend": "lexicon", "model": "alias-lexicon-v1", "max_tokens": 8192,
+                                "model_dir": "", "path": ""},
+                   "view": "original", "poll_interval_s": 60, "tasks": []},
     "report": {"out": "reports"},
 }
 
