@@ -24,5 +24,5 @@ GROUP BY reason ORDER BY tasks DESC, reason;
 CREATE OR REPLACE VIEW v_meaningful_problems AS
 SELECT p.kind, count(DISTINCT m.task_id) AS proposals, count(*) AS problems
 FROM meaningful_proposals AS m,
-     unnest(CAST(json_extract(m.problems, '$[*].kind') AS VARCHAR[])) AS p(kind)
+     unnest(json_extract_string(m.problems, '$[*].kind')) AS p(kind)
 GROUP BY p.kind ORDER BY problems DESC, p.kind;

@@ -63,7 +63,7 @@ BACKENDS = ("anthropic", "openai", "local", "replay", "lexicon")
 LEXICON_MODEL = "alias-lexicon-v1"
 
 #: Abbreviations common in TLA+ specifications, spelled out by the lexicon proposer
-#: (keys are matched on the lower-cased word; a one-letter upper-case ``N`` is a count).
+#: (keys are matched on the lower-cased word).  ``N`` alone, a whole name, is a count.
 ABBREVIATIONS: dict[str, str] = {
     "msg": "message", "msgs": "messages", "pc": "programCounter", "buf": "buffer", "hr": "hour",
     "qtr": "quarter", "init": "initial", "inv": "invariant", "cnt": "count", "ctr": "counter",
@@ -75,7 +75,7 @@ ABBREVIATIONS: dict[str, str] = {
     "tmp": "temporary", "src": "source", "dst": "destination", "dest": "destination",
     "addr": "address", "mc": "modelCheck", "bal": "ballot", "mbal": "maxBallot", "acc": "acceptor",
     "accs": "acceptors", "chan": "channel", "sem": "semaphore", "mem": "memory", "cs": "criticalSection",
-    "st": "state", "ts": "timestamp", "n": "count", "db": "database", "tx": "transaction",
+    "st": "state", "ts": "timestamp", "db": "database", "tx": "transaction",
     "rm": "resourceManager", "tm": "transactionManager", "ptr": "pointer", "ref": "reference",
 }
 
@@ -160,11 +160,13 @@ def spec_names(texts: Iterable[str]) -> set[str]:
 
 
 def _words(name: str) -> list[str]:
+    if name == "N":
+        return ["Count"]
     parts = split_identifier(name) or [name]
     out: list[str] = []
     for p in parts:
         key = p.lower()
-        if key in ABBREVIATIONS and not (p == "N" and len(parts) > 1):
+        if key in ABBREVIATIONS:
             out += split_identifier(ABBREVIATIONS[key]) or [ABBREVIATIONS[key]]
         else:
             out.append(p)
@@ -284,7 +286,7 @@ def propose(requests: Sequence[NamingRequest], spec: Mapping[str, Any], *, ledge
         raise ProposerError(f"backend {backend} needs a ledger path")
     Path(ledger).parent.mkdir(parents=True, exist_ok=True)
     res = run_batch(backend, _sample_requests(requests, spec), ledger, poll_interval_s=poll_interval_s,
-                    timeout_s=timeout_s, base_url=spec.get("base_url") or None)
+                    timeout_s=timeout_s)
     return [NamingReply(r.task_id, r.text if r.ok else None, r.status,
                         None if r.ok else json.dumps(r.error, sort_keys=True) if r.error else r.status,
                         r.response_model, r.input_tokens, r.output_tokens) for r in res]
