@@ -17,12 +17,13 @@ console = Console()
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors caused by input or setup: printed as one line, exit status 1."""
     from alias.corpus.ingest import IngestError
+    from alias.generate.types import BatchError
     from alias.rename.proposers import ProposerError
     from alias.store.db import StoreError
     from alias.tla.cfg import CfgError
     from alias.tla.tools import ToolError
 
-    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError, ProposerError)
+    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError, ProposerError, BatchError)
 
 
 def _run(fn, params_file: str) -> None:

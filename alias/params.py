@@ -30,7 +30,7 @@ DEFAULTS: dict[str, Any] = {
                  "tasks": []},
     "meaningful": {"proposer": {"backend": "lexicon", "model": "alias-lexicon-v1", "max_tokens": 8192,
                                 "model_dir": "", "path": ""},
-                   "view": "original", "poll_interval_s": 60, "tasks": []},
+                   "view": "original", "poll_interval_s": 60, "batch_timeout_s": 0, "tasks": []},
     "report": {"out": "reports"},
 }
 

@@ -319,3 +319,24 @@ def test_random_view_replay_composes_the_map(inputs, tmp_path):
     t = _tables(out)
     assert dict(zip(t["meaningful_map"].old, t["meaningful_map"].new)) == CLOCK_MAP
     assert set(json.loads(t["proposals"].iloc[0].mapping)) == set(rnd.values())  # keyed as the reply was
+
+
+def test_batch_poll_timeout_fails_the_stage_and_a_rerun_resumes(inputs, tmp_path, monkeypatch):
+    from alias.generate.types import PollTimeout
+
+    out = tmp_path / "meaningful"
+    bad = "```json\n" + json.dumps(dict(CLOCK_MAP, hr="Len")) + "\n```"  # an invalid map: no TLC needed
+    p = _params(proposer={"backend": "anthropic", "model": "claude-opus-test"}, tasks=[CLOCK], batch_timeout_s=0.2)
+    with NamingAnthropic(lambda prompt: bad) as srv:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
+        srv.hold = True                     # the batch never ends while held
+        with pytest.raises(PollTimeout):
+            _run(inputs, out, p)
+        assert not (out / "status.json").exists() and (out / "ledger.sqlite").exists()
+        srv.hold = False
+        s = _run(inputs, out, p)            # polls the recorded batch, creates none
+        assert len(srv.creates) == 1
+    assert (s["replies"], s["valid_maps"], s["verified"]) == (1, 0, 0) and s["reasons"] == {"invalid_map": 1}
+    problems = json.loads(_tables(out)["proposals"].iloc[0].problems)
+    assert [(q["kind"], q["name"]) for q in problems] == [("standard_operator", "hr")]

@@ -30,7 +30,10 @@ Writes ``data/meaningful/`` (the folder is a ``persist`` output, so the batch le
 ``status.json``
     ``{"status": "ok" | "missing_credentials", "proposer", "model", "view", "message",
     counts}``.  Without the proposer's API key the stage prints one line, writes the
-    four tables empty (with their columns) and this file, and succeeds.
+    four tables empty (with their columns) and this file, and succeeds.  A batch still
+    running after ``meaningful.batch_timeout_s`` (0: wait) raises
+    :class:`alias.generate.types.PollTimeout` (the stage fails; a rerun resumes from the
+    ledger).
 
 The default proposer, ``lexicon``, is an offline deterministic stand-in for the LLM
 (see :mod:`alias.rename.proposers`); its numbers are not the paper's condition.
@@ -185,7 +188,7 @@ def meaningful_stage(params: dict, ingest_dir: Path = Path("data/ingest"), renam
     try:
         replies = propose(requests, spec, ledger=out / LEDGER_NAME,
                           poll_interval_s=float(m.get("poll_interval_s", 60)),
-                          timeout_s=(float(m["timeout_s"]) if m.get("timeout_s") else None))
+                          timeout_s=(float(m["batch_timeout_s"]) if m.get("batch_timeout_s") else None))
     except MissingCredentials as e:
         msg = f"meaningful: skipped, {e}"
         print(msg)
