@@ -114,6 +114,8 @@ def test_proposer_spec_and_replay_file_errors(tmp_path):
         read_replay(f)
     with pytest.raises(FileNotFoundError):
         read_replay(tmp_path / "nope.jsonl")
+    with pytest.raises(ProposerError, match="meaningful.view must be"):
+        meaningful_stage(_params(view="sideways"), tmp_path, tmp_path, tmp_path, tmp_path / "out")
     req = NamingRequest("t", "prompt", ({"name": "hr", "kind": "variable", "module": "Clock"},))
     (reply,) = propose([req], {"backend": "lexicon"})
     assert json.loads(reply.text) == {"hr": "hourVariable"} and reply.status == "succeeded"

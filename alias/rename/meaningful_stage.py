@@ -15,11 +15,12 @@ Writes ``data/meaningful/`` (the folder is a ``persist`` output, so the batch le
     One row per task: ``task_id, proposer, model, response_model, view, prompt_version,
     prompt_sha256, n_identifiers, reply_status, reply, mapping`` (JSON, old -> new,
     keyed as the reply is: random names in the ``'random'`` view), ``problems`` (JSON
-    list of ``{kind, name, detail}``; ``[]`` for a usable map) and ``valid``.
+    list of ``{kind, name, detail}``, the :class:`NameProblem` kinds plus ``no_reply``
+    when the proposer gave no text; ``[]`` for a usable map) and ``valid``.
 ``meaningful_tasks.parquet``
     One row per task: ``verified`` and ``reason`` (``None`` when verified; else
-    ``no_reply``, ``invalid_map``, ``rename_error``, ``apply_error`` or a
-    :class:`MeaningfulVerification` reason such as ``sany_meaningful``,
+    ``no_reply``, ``invalid_map``, ``rename_error``, ``apply_error``, ``verify_error`` (the
+    check raised) or a :class:`MeaningfulVerification` reason such as ``sany_meaningful``,
     ``tlc_meaningful_<kind>``, ``state_mismatch``), ``detail``, the renamed module names,
     cfg and description (for an applied map), counts and both TLC outcomes.
 ``meaningful_map.parquet``
@@ -117,16 +118,16 @@ def meaningful_stage(params: dict, ingest_dir: Path = Path("data/ingest"), renam
     from alias.generate.types import MissingCredentials
     from alias.rename.cir import RenameError
     from alias.rename.meaningful import (
-        NAMING_PROMPT_VERSION, NameProblem, apply_meaningful_map, compose_map, meaningful_identifiers,
+        NAMING_PROMPT_VERSION, MeaningfulVerification, NameProblem, apply_meaningful_map, compose_map, meaningful_identifiers,
         naming_prompt, parse_name_map, verify_meaningful,
     )
-    from alias.rename.proposers import NamingRequest, propose, proposer_spec, spec_names
+    from alias.rename.proposers import NamingRequest, ProposerError, propose, proposer_spec, spec_names
 
     m = params.get("meaningful") or {}
     spec = proposer_spec(m.get("proposer"))
     view = m.get("view") or "original"
     if view not in ("original", "random"):
-        raise ValueError(f"meaningful.view must be 'original' or 'random', not {view!r}")
+        raise ProposerError(f"meaningful.view must be 'original' or 'random', not {view!r}")
     only = set(m.get("tasks") or [])
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +158,8 @@ def meaningful_stage(params: dict, ingest_dir: Path = Path("data/ingest"), renam
         task_rows[t.task_id] = row
         try:
             ids = meaningful_identifiers(author, set(author), t.cfg_text, libs)
-        except RenameError as e:
+        except Exception as e:  # RenameError or a bug on odd input: this task only
+            e = RenameError(f"{type(e).__name__}: {e}") if not isinstance(e, RenameError) else e
             row.update(reason="rename_error", detail=str(e))
             proposals.append(base | {"task_id": t.task_id, "prompt_version": NAMING_PROMPT_VERSION,
                                      "reply_status": "not_asked", "mapping": "{}", "valid": False,
@@ -222,8 +224,12 @@ def meaningful_stage(params: dict, ingest_dir: Path = Path("data/ingest"), renam
             row.update(reason="invalid_map", detail="; ".join(str(p) for p in problems[:10]))
             continue
         mapping = compose_map(c["random_map"], reply_map) if view == "random" else reply_map
-        res = apply_meaningful_map(c["author"], t.cfg_text, t.description or "", mapping,
-                                   author=set(c["author"]), library_modules=c["libs"])
+        try:
+            res = apply_meaningful_map(c["author"], t.cfg_text, t.description or "", mapping,
+                                       author=set(c["author"]), library_modules=c["libs"])
+        except Exception as e:  # a bug on odd input: excludes this task only, recorded
+            row.update(reason="apply_error", detail=f"{type(e).__name__}: {e}")
+            continue
         if not res.ok:
             row.update(reason="apply_error", detail=res.error)
             continue
@@ -257,7 +263,10 @@ def meaningful_stage(params: dict, ingest_dir: Path = Path("data/ingest"), renam
         original = {"kind": o.original_kind, "distinct_states": _int(o.original_distinct_states),
                     "depth": _int(o.original_depth)}
         files = {f"{k}.tla": v for k, v in (c["author"] | c["libs"]).items()}
-        return task_id, verify_meaningful(files, t.model_module, t.cfg_text, res, config, original=original)
+        try:
+            return task_id, verify_meaningful(files, t.model_module, t.cfg_text, res, config, original=original)
+        except Exception as e:  # keep every other task's result
+            return task_id, MeaningfulVerification(False, "verify_error", f"{type(e).__name__}: {e}", original)
 
     mod_rows: list[dict] = []
     parallel = max(1, int(params.get("tla", {}).get("parallel", 1)))
