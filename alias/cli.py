@@ -17,11 +17,13 @@ console = Console()
 def _user_errors() -> tuple[type[BaseException], ...]:
     """Errors caused by input or setup: printed as one line, exit status 1."""
     from alias.corpus.ingest import IngestError
+    from alias.generate.types import BatchError
+    from alias.rename.proposers import ProposerError
     from alias.store.db import StoreError
     from alias.tla.cfg import CfgError
     from alias.tla.tools import ToolError
 
-    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError)
+    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError, ProposerError, BatchError)
 
 
 def _run(fn, params_file: str) -> None:
@@ -56,6 +58,8 @@ _stage("rename", "rename_stage", "CIR-rename every task with same-length seeded 
 _stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
 _stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
 _stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
+_stage("meaningful", "meaningful_stage",
+       "Meaningful names (Appendix R): proposed maps applied and re-verified (data/meaningful).")
 
 
 def _generate_stage(name: str, fn_name: str, help_text: str):

@@ -404,6 +404,17 @@ def controls_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir:
     return summary
 
 
+# ------------------------------------------------------------------------- meaningful
+def meaningful_stage(params: dict, ingest_dir: Path = DATA / "ingest", rename_dir: Path = DATA / "rename",
+                     verify_dir: Path = DATA / "verify", out: Path = DATA / "meaningful") -> dict[str, Any]:
+    """The meaningful-names condition (Appendix R): one proposed map per test-set task
+    (``params.meaningful.proposer``), applied and re-verified with SANY + TLC; writes
+    ``data/meaningful`` (see :mod:`alias.rename.meaningful_stage`)."""
+    from alias.rename.meaningful_stage import meaningful_stage as run
+
+    return run(params, ingest_dir, rename_dir, verify_dir, out)
+
+
 # ------------------------------------------------------------------------------- load
 def load_stage(params: dict, db: Path = DATA / "alias.duckdb") -> dict[str, Any]:
     """Build ``data/alias.duckdb`` from the stage tables and the views in ``sql/``; the

@@ -66,12 +66,16 @@ class Reference:
 
 
 def load_references(ingest_dir: Path, rename_dir: Path, verify_dir: Path | None = None,
-                    *, test_set_only: bool = True) -> dict[tuple[str, str], Reference]:
+                    *, test_set_only: bool = True,
+                    meaningful_dir: Path | None = None) -> dict[tuple[str, str], Reference]:
     """References for every task of the store's stage outputs, keyed by
-    ``(task_id, condition)`` with conditions ``'original'`` and ``'random'``.
+    ``(task_id, condition)`` with conditions ``'original'`` and ``'random'``, and
+    ``'meaningful'`` when ``meaningful_dir`` is given (the ``meaningful`` stage's
+    ``data/meaningful``; Appendix R).
 
     ``verify_dir`` with ``test_set_only``: only tasks in the verified test set.  A task
-    whose renaming failed has no ``'random'`` reference.
+    whose renaming failed has no ``'random'`` reference; only tasks whose meaningful
+    copy verified (``meaningful_tasks.verified``) have a ``'meaningful'`` reference.
     """
     tasks = read_parquet(Path(ingest_dir) / "tasks.parquet")
     modules = read_parquet(Path(ingest_dir) / "modules.parquet")
@@ -82,6 +86,12 @@ def load_references(ingest_dir: Path, rename_dir: Path, verify_dir: Path | None 
         ts = read_parquet(Path(verify_dir) / "test_set.parquet")
         keep = set(ts.loc[ts.in_test_set.astype(bool), "task_id"])
     by_task = {k: g for k, g in modules.groupby("task_id")}
+    mtasks = pd.DataFrame(columns=["task_id", "verified"]).set_index("task_id")
+    mby_task: dict = {}
+    if meaningful_dir is not None:
+        mtasks = read_parquet(Path(meaningful_dir) / "meaningful_tasks.parquet").set_index("task_id")
+        mmods = read_parquet(Path(meaningful_dir) / "meaningful_modules.parquet")
+        mby_task = {k: g for k, g in mmods.groupby("task_id")}
     rby_task = {k: g for k, g in rmods.groupby("task_id")}
     out: dict[tuple[str, str], Reference] = {}
     for t in tasks.itertuples():
@@ -104,5 +114,15 @@ def load_references(ingest_dir: Path, rename_dir: Path, verify_dir: Path | None 
                 task_id=t.task_id, condition="random", files=rfiles | libs,
                 system_module=rt.system_module, model_module=rt.model_module, cfg_text=rt.cfg_text,
                 wrapper_module=rw, author_modules=tuple(sorted(k[:-4] for k in rfiles)),
+                pluscal=bool(t.pluscal))
+        if t.task_id in mtasks.index and bool(mtasks.loc[t.task_id, "verified"]):
+            mt = mtasks.loc[t.task_id]
+            mm = mby_task.get(t.task_id)
+            mfiles = {f"{r.module}.tla": r.text for r in mm.itertuples()} if mm is not None else {}
+            mw = mt.wrapper_module if isinstance(mt.wrapper_module, str) and mt.wrapper_module else None
+            out[(t.task_id, "meaningful")] = Reference(
+                task_id=t.task_id, condition="meaningful", files=mfiles | libs,
+                system_module=mt.system_module, model_module=mt.model_module, cfg_text=mt.cfg_text,
+                wrapper_module=mw, author_modules=tuple(sorted(k[:-4] for k in mfiles)),
                 pluscal=bool(t.pluscal))
     return out

@@ -350,6 +350,76 @@ class ExposureArm(SQLModel, table=True):
     model: str
 
 
+class MeaningfulProposal(SQLModel, table=True):
+    """One proposed meaningful name map per test-set task (Appendix R): the reply, the
+    parsed map (JSON, old -> new) and its problems (JSON list of {kind, name, detail})."""
+
+    __tablename__ = "meaningful_proposals"
+    task_id: str = Field(primary_key=True)
+    proposer: str
+    model: str
+    response_model: Optional[str] = None
+    view: str
+    prompt_version: str
+    prompt_sha256: Optional[str] = None
+    n_identifiers: Optional[int] = None
+    reply_status: str
+    reply: Optional[str] = None
+    mapping: str = "{}"
+    problems: str = "[]"
+    valid: bool = False
+
+
+class MeaningfulTask(SQLModel, table=True):
+    """Whether a task's meaningful copy passed SANY + TLC like its original (Appendix R);
+    ``reason`` says why not (no_reply, invalid_map, apply_error, sany_meaningful, ...)."""
+
+    __tablename__ = "meaningful_tasks"
+    task_id: str = Field(primary_key=True)
+    verified: bool
+    reason: Optional[str] = None
+    detail: Optional[str] = None
+    applied: bool = False
+    system_module: Optional[str] = None
+    model_module: Optional[str] = None
+    wrapper_module: Optional[str] = None
+    cfg_text: Optional[str] = None
+    description: Optional[str] = None
+    n_renamed: Optional[int] = None
+    text_similarity: Optional[float] = None
+    original_kind: Optional[str] = None
+    original_distinct_states: Optional[int] = None
+    original_depth: Optional[int] = None
+    meaningful_kind: Optional[str] = None
+    meaningful_distinct_states: Optional[int] = None
+    meaningful_depth: Optional[int] = None
+
+
+class MeaningfulMapRow(SQLModel, table=True):
+    """One name of an applied meaningful map (the shape of ``rename_map``)."""
+
+    __tablename__ = "meaningful_map"
+    task_id: str = Field(primary_key=True)
+    old: str = Field(primary_key=True)
+    new: str
+    module: str
+    kind: str
+
+
+class MeaningfulModule(SQLModel, table=True):
+    """One author module of a verified meaningful copy (``module`` is the new name)."""
+
+    __tablename__ = "meaningful_modules"
+    task_id: str = Field(primary_key=True)
+    module: str = Field(primary_key=True)
+    original_module: str
+    role: str
+    path: str
+    text: str
+    sha256: str
+
+
+
 #: Parquet file(s) (relative to the repository; glob patterns allowed) that fill each
 #: table. A file may lack a column that is nullable in the table: it is loaded as NULL.
 TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
@@ -374,4 +444,8 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "split": (ExposureSplit, ("data/exposure/split.parquet",)),
     "loglik": (LogLik, ("data/exposure/loglik.parquet",)),
     "exposure_arms": (ExposureArm, ()),  # from params.report.exposure (alias.store.db.build_store)
+    "meaningful_proposals": (MeaningfulProposal, "data/meaningful/proposals.parquet"),
+    "meaningful_tasks": (MeaningfulTask, "data/meaningful/meaningful_tasks.parquet"),
+    "meaningful_map": (MeaningfulMapRow, "data/meaningful/meaningful_map.parquet"),
+    "meaningful_modules": (MeaningfulModule, "data/meaningful/meaningful_modules.parquet"),
 }
