@@ -271,3 +271,26 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     shutil.copytree(tmp_path / "samples/fx", tmp_path / "samples/fy")
     with pytest.raises(ValueError, match="is in both"):
         load_samples(p2, tmp_path / "samples")
+
+
+def test_meaningful_condition_covers_only_verified_tasks(inputs, tmp_path):
+    """Appendix R: the third condition is prompted with the meaningful description, and only
+    for the tasks whose meaningful copy verified (``data/meaningful/meaningful_tasks``)."""
+    from alias.generate.stage import build_requests
+
+    d = inputs[0] / "data"
+    ts = load_test_set(d / "ingest", d / "rename", d / "verify")
+    assert ts.meaningful_system_module.isna().all()  # no meaningful stage output: no third condition
+    first, second = ts.task_id.iloc[0], ts.task_id.iloc[1]
+    mdir = tmp_path / "meaningful"
+    write_parquet(pd.DataFrame({"task_id": [first, second], "verified": [True, False],
+                                "system_module": ["CounterModuleName", "Other"],
+                                "description": ["A meaningful description of the counter.", "unused"]}),
+                  mdir / "meaningful_tasks.parquet")
+    ts = load_test_set(d / "ingest", d / "rename", d / "verify", mdir)
+    assert ts.set_index("task_id").meaningful_system_module.dropna().to_dict() == {first: "CounterModuleName"}
+    reqs = build_requests(ts, ["original", "random", "meaningful"], 5, "m", "frontier", {"max_tokens": 100})
+    meaningful = [r for r in reqs if r.condition == "meaningful"]
+    assert len(reqs) == 2 * 5 * len(ts) + 5 and len(meaningful) == 5
+    assert {r.task_id for r in meaningful} == {first}
+    assert all("A meaningful description of the counter." in r.prompt for r in meaningful)

@@ -102,9 +102,12 @@ def model_entry(params: dict, key: str) -> dict[str, Any]:
     return e
 
 
-def load_test_set(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> pd.DataFrame:
+def load_test_set(ingest_dir: Path, rename_dir: Path, verify_dir: Path,
+                  meaningful_dir: Path | None = None) -> pd.DataFrame:
     """One row per test-set task: ``task_id``, ``system_module`` / ``description``
-    (original), ``random_system_module`` / ``random_description`` (CIR-renamed), sorted."""
+    (original), ``random_system_module`` / ``random_description`` (CIR-renamed) and
+    ``meaningful_system_module`` / ``meaningful_description`` (Appendix R; null unless the
+    task's meaningful copy verified in ``meaningful_dir``), sorted."""
     ts = read_parquet(Path(verify_dir) / "test_set.parquet")
     keep = set(ts.loc[ts.in_test_set.astype(bool), "task_id"])
     tasks = read_parquet(Path(ingest_dir) / "tasks.parquet")
@@ -112,6 +115,15 @@ def load_test_set(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> pd.Da
     rt = rt[rt.status == "ok"][["task_id", "system_module", "description"]].rename(
         columns={"system_module": "random_system_module", "description": "random_description"})
     df = tasks[tasks.task_id.isin(keep)][["task_id", "system_module", "description"]].merge(rt, on="task_id", how="left")
+    mt_path = Path(meaningful_dir) / "meaningful_tasks.parquet" if meaningful_dir is not None else None
+    if mt_path is not None and mt_path.exists():
+        mt = read_parquet(mt_path)
+        mt = mt[mt.verified.astype(bool)][["task_id", "system_module", "description"]].rename(
+            columns={"system_module": "meaningful_system_module", "description": "meaningful_description"})
+        df = df.merge(mt, on="task_id", how="left")
+    else:
+        df["meaningful_system_module"] = None
+        df["meaningful_description"] = None
     return df.sort_values("task_id").reset_index(drop=True)
 
 
@@ -124,7 +136,10 @@ def build_requests(tasks: pd.DataFrame, conditions: list[str], n_samples: int, m
     out = []
     for t in tasks.itertuples():
         for cond in conditions:
-            desc = {"original": t.description, "random": t.random_description}.get(cond)
+            desc = {"original": t.description, "random": t.random_description,
+                    "meaningful": t.meaningful_description}.get(cond)
+            if cond == "meaningful" and not isinstance(t.meaningful_system_module, str):
+                continue  # the third condition covers the tasks whose map verified (Appendix R)
             if not isinstance(desc, str) or not desc.strip():
                 raise GenerateConfigError(f"task {t.task_id}: no {cond!r} description to prompt with")
             prompt = build_prompt(prompt_kind, desc)
@@ -300,7 +315,8 @@ def _count(items) -> dict[str, int]:
 
 # ------------------------------------------------------------------------------ stage
 def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", rename_dir: Path = DATA / "rename",
-                   verify_dir: Path = DATA / "verify", out: Path | None = None) -> dict[str, Any]:
+                   verify_dir: Path = DATA / "verify", out: Path | None = None,
+                   meaningful_dir: Path | None = DATA / "meaningful") -> dict[str, Any]:
     """Generate (or import) the samples of model ``key``; see the module docstring.
 
     Returns the ``status.json`` dict. Raises :class:`GenerateConfigError` for a bad
@@ -314,12 +330,14 @@ def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", r
     n = int(gen.get("n_samples", 5))
     out = Path(out) if out is not None else DATA / "samples" / key
     out.mkdir(parents=True, exist_ok=True)
-    tasks = load_test_set(ingest_dir, rename_dir, verify_dir)
+    tasks = load_test_set(ingest_dir, rename_dir, verify_dir, meaningful_dir)
     expected = {}
     for t in tasks.itertuples():
         expected[(t.task_id, "original")] = t.system_module
         if isinstance(t.random_system_module, str):
             expected[(t.task_id, "random")] = t.random_system_module
+        if isinstance(t.meaningful_system_module, str):
+            expected[(t.task_id, "meaningful")] = t.meaningful_system_module
     backend = entry["backend"]
     kind = entry.get("prompt") or _PROMPT_KIND.get(backend)
     status: dict[str, Any] = {"model_key": key, "backend": backend, "status": "ok", "reason": None,
@@ -398,7 +416,7 @@ def load_samples(params: dict, samples_dir: Path = DATA / "samples") -> pd.DataF
 
 def grade_stage(params: dict, samples_dir: Path = DATA / "samples", ingest_dir: Path = DATA / "ingest",
                 rename_dir: Path = DATA / "rename", verify_dir: Path = DATA / "verify",
-                out: Path = DATA / "grades") -> dict[str, Any]:
+                out: Path = DATA / "grades", meaningful_dir: Path | None = DATA / "meaningful") -> dict[str, Any]:
     """Grade every generated sample by parse, name and behavior (Methods "Name-based grade",
     "Behavior-based grade"); journal, tool-run cache and ``verdicts.parquet`` under ``out``.
 
@@ -413,7 +431,9 @@ def grade_stage(params: dict, samples_dir: Path = DATA / "samples", ingest_dir: 
     samples = load_samples(params, samples_dir)
     config = grade_tool_config(params)
     check_java(config)
-    refs = load_references(ingest_dir, rename_dir, verify_dir)
+    md = Path(meaningful_dir) if meaningful_dir is not None else None
+    refs = load_references(ingest_dir, rename_dir, verify_dir,
+                           meaningful_dir=md if md is not None and (md / "meaningful_tasks.parquet").exists() else None)
     runner = ToolRunner(config, Path(out) / "cache")
     rows = [{"task_id": r.task_id, "condition": r.condition, "model": r.model, "sample_idx": int(r.sample_idx),
              "text": r.text if isinstance(r.text, str) else ""} for r in samples.itertuples()]
