@@ -4,7 +4,10 @@ the views of ``sql/15_exposure.sql`` and :func:`alias.stats.exposure_effects`.
 Paper: Methods, Experiment 2 ("Fine-tuned models", "Randomized exposure", "Log-likelihood",
 "Analysis"); Results (Table 2); Appendices F (Gemma), O (specification-only exposure) and T.
 
-Which fine-tuned model trained on which half is a parameter (``params.yaml``)::
+Which fine-tuned model trained on which half comes from the exposure stage
+(``data/exposure/exposure_arms.parquet``: its own adapters, family = the base model's name)
+and, for fine-tuned models from elsewhere (e.g. replayed outputs), from a parameter
+(``params.yaml``)::
 
     report:
       exposure:
@@ -14,8 +17,8 @@ Which fine-tuned model trained on which half is a parameter (``params.yaml``)::
 ``family`` is a free label, ``arm`` is ``task-pair`` (the model saw each task's description
 and reference) or ``spec-only`` (the raw .tla file alone, Appendix O), and ``half_A`` /
 ``half_B`` name the models (as in ``samples.model``, ``verdicts.model``, ``loglik.model``)
-trained on the tasks of half A / B of the ``split`` table. The ``load`` stage writes these
-rows into the store's ``exposure_arms`` table (:func:`exposure_arm_rows`).
+trained on the tasks of half A / B of the ``split`` table. The ``load`` stage writes both
+into the store's ``exposure_arms`` table (:func:`exposure_arm_rows` for the parameter).
 
 Effects (points for pass rates, nats per token for log-likelihoods) come with 95% percentile
 bootstrap intervals over tasks. The name grade and the likelihoods use the test-set tasks
