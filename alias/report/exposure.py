@@ -228,8 +228,9 @@ def write_exposure_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     eff = exposure_effects_table(db, n_resamples=n_resamples, seed=seed)
     n_split = int(query("SELECT count(*) AS n FROM split", db)["n"].iloc[0])
     n_ll = int(query("SELECT count(*) AS n FROM loglik", db)["n"].iloc[0])
-    status = (f"Store: {len(eff[['family', 'arm']].drop_duplicates()) if len(eff) else 0} configured arm(s) "
-              f"(`params.report.exposure`), {n_split} tasks in `split`, {n_ll} `loglik` rows.\n\n")
+    status = (f"Store: {len(eff[['family', 'arm']].drop_duplicates()) if len(eff) else 0} arm(s) in `exposure_arms` "
+              f"(the exposure stage's adapters and `params.report.exposure`), {n_split} tasks in `split`, "
+              f"{n_ll} `loglik` rows.\n\n")
     note = (f"Effects in percentage points for correctness and in mean token log-likelihood (nats) for "
             f"likelihood, with 95% percentile bootstrap CIs from {n_resamples} resamples of tasks (seed {seed}). "
             "Exposure = seen - unseen with the original descriptions; DiD = (original - renamed)_seen - "
