@@ -167,3 +167,22 @@ def test_a_parameter_arm_that_repeats_the_stage_arm_is_an_error(tmp_path, monkey
     other = same | {"family": "Qwen2.5-Coder-14B"}
     counts = stages.load_stage({"report": {"exposure": [other]}})
     assert counts["exposure_arms"] == 6
+
+
+def test_grade_reads_the_exposure_samples_beside_the_generate_stages(tmp_path):
+    """``alias grade`` passes data/exposure/samples.parquet as ``extra``: its samples are graded
+    with those of the generate stages, and a sample key in both is an error naming both files."""
+    from alias.generate.stage import load_samples
+
+    t = exposure_outputs(tmp_path)
+    expo = tmp_path / "data" / "exposure" / "samples.parquet"
+    gen = t["samples"].head(3).assign(model="tiny", model_key="tiny")
+    write_parquet(gen, tmp_path / "samples" / "tiny" / "samples.parquet")
+    params = {"generate": {"models": {"tiny": {"backend": "local", "model_dir": "models/tiny"}}}}
+    both = load_samples(params, tmp_path / "samples", [expo])
+    assert len(both) == 3 + 240 and (both.model == "tiny").sum() == 3
+    assert set(both.model) - {"tiny"} == {_model(a, h) for a, h in ADAPTERS}
+    assert len(load_samples(params, tmp_path / "samples")) == 3
+    write_parquet(t["samples"].head(2), tmp_path / "samples" / "tiny" / "samples.parquet")
+    with pytest.raises(ValueError, match="is in both"):
+        load_samples(params, tmp_path / "samples", [expo])
