@@ -76,7 +76,33 @@ def _generate_stage(name: str, fn_name: str, help_text: str):
 
 
 _generate_stage("tiny-model", "tiny_model_stage", "Build the tiny local model of the embedded default (models/tiny).")
-_generate_stage("grade", "grade_stage", "Grade every generated sample by parse, name and behavior (data/grades).")
+
+
+@main.command(name="grade")
+@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
+def grade_cmd(params_file: str) -> None:
+    """Grade every generated sample (data/samples/*, data/exposure/samples.parquet) by parse,
+    name and behavior (data/grades)."""
+    from pathlib import Path
+
+    from alias.exposure.stage import exposure_params
+    from alias.generate.stage import grade_stage
+
+    _run(lambda params: grade_stage(
+        params, extra_samples=[Path(exposure_params(params)["out"]) / "samples.parquet"]), params_file)
+
+
+@main.command(name="exposure")
+@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
+def exposure_cmd(params_file: str) -> None:
+    """Experiment 2: split, LoRA adapters, fine-tuned samples, reference log-likelihoods
+    (data/exposure, models/exposure)."""
+    from alias.exposure.stage import exposure_stage
+
+    try:
+        _run(exposure_stage, params_file)
+    except ValueError as e:
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
 
 
 @main.command(name="generate")

@@ -1,6 +1,6 @@
 -- Experiment 2, randomized exposure (Methods "Randomized exposure", "Log-likelihood",
 -- "Analysis"; Table 2; Appendices F, N, O, T). `split` gives each task's half (A or B);
--- `exposure_arms` (from params.report.exposure) names, per model family and arm
+-- `exposure_arms` (the exposure stage's adapters, plus params.report.exposure) names, per model family and arm
 -- ('task-pair' or 'spec-only'), the fine-tuned model trained on each half; a task is
 -- *seen* by the model of its half and *unseen* by the other. `loglik` holds the mean token
 -- log-likelihoods of the references. All three are empty until the exposure experiment

@@ -423,3 +423,25 @@ def test_exposure_stage_end_to_end_on_the_embedded_corpus(tmp_path):
     assert (seen.seen == [split.set_index("task_id").half[t] == h for t, h in zip(seen.task_id, seen.half)]).all()
     eff = read_parquet(out / "loglik_effects.parquet")
     assert set(eff.arm) == {"task_pair", "spec_only"} and (eff.n_tasks == n).all()
+    # the samples have the generate stages' columns (graded by `grade`), named per adapter
+    arms = read_parquet(out / "exposure_arms.parquet")
+    assert sorted(zip(arms.family, arms.arm, arms.half, arms.model)) == [
+        ("tiny", "spec-only", "A", "tiny+spec_only-A"), ("tiny", "spec-only", "B", "tiny+spec_only-B"),
+        ("tiny", "task-pair", "A", "tiny+task_pair-A"), ("tiny", "task-pair", "B", "tiny+task_pair-B")]
+    assert set(samples.model) == set(arms.model) == set(ad.model) and (samples.model_key == "exposure").all()
+    assert (samples.truncated == (samples.hit_token_limit | ~samples.has_closing_line)).all()
+    assert samples.extraction.notna().all() and (samples.prompt_kind == "finetuned").all()
+    # `load` takes every table as written
+    import shutil
+
+    from alias.store.db import build_store, query
+
+    root = tmp_path / "root"
+    shutil.copytree(out, root / "data" / "exposure")
+    shutil.copytree(tmp_path / "verify", root / "data" / "verify")
+    counts = build_store(root / "alias.duckdb", root, repo / "sql")
+    assert (counts["split"], counts["loglik"], counts["samples"], counts["training_log"], counts["exposure_arms"],
+            counts["exposure_adapters"]) == (n, len(ll), len(samples), len(log), 4, 4)
+    paired = query("SELECT * FROM v_loglik_paired WHERE measure = 'all'", root / "alias.duckdb")
+    assert len(paired) == 2 * n and paired[["original_seen", "original_unseen", "renamed_seen",
+                                            "renamed_unseen"]].notna().all().all()

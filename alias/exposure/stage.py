@@ -8,11 +8,16 @@ Reads the ingest, rename and verify tables; writes under ``exposure.out`` (defau
 ``training_sets.parquet`` adapter, arm, half, position, task_id, source, format (shuffled order)
 ``training_log.parquet`` one row per optimizer step (:data:`alias.exposure.lora.TRAINING_LOG_COLUMNS`)
 ``adapters.parquet``     adapter, arm, half, model, path, examples, steps, warm-up, tokens/s, wall_s, ...
-``samples.parquet``      five samples per task, condition and adapter (``generate_local``):
-                         the sample key plus text, token counts, stop reason, arm, half, settings
+``samples.parquet``      five samples per task, condition and adapter (``generate_local``): the
+                         columns of the ``generate`` stages' tables (:data:`alias.generate.stage.SAMPLE_COLUMNS`:
+                         key, text, extraction, truncation, settings; ``model_key`` ``exposure``,
+                         ``backend`` ``local``) plus ``arm`` and ``half``; the ``grade`` stage grades them
 ``loglik.parquet``       :data:`alias.exposure.loglik.LOGLIK_COLUMNS` + arm, half, seen, for the base
                          model (arm/half null) and every adapter
 ``loglik_effects.parquet`` :func:`alias.exposure.effects.loglik_effects` per arm and measure
+``exposure_arms.parquet`` family (the base model's name), arm (``task-pair`` | ``spec-only``, the
+                         report's spelling, :data:`alias.report.exposure.ARMS`), half, model: which
+                         fine-tuned model trained on which half (the store's ``exposure_arms`` table)
 
 and the adapters under ``exposure.models_out`` (default ``models/exposure``), one directory
 ``<model_name>-<arm>-<half>`` each. ``exposure.model_dir: tiny`` builds the tiny local
@@ -42,9 +47,11 @@ from alias.exposure.loglik import LOGLIK_COLUMNS, aligned_identifier_spans, refe
 from alias.exposure.split import HALVES, SPLIT_SEED, split_halves
 from alias.exposure.trainsets import ARMS, build_training_set, task_records
 
-__all__ = ["DEFAULT_EXPOSURE_PARAMS", "exposure_params", "exposure_stage", "load_test_items"]
+__all__ = ["DEFAULT_EXPOSURE_PARAMS", "REPORT_ARM", "exposure_params", "exposure_stage", "load_test_items"]
 
 DATA = Path("data")
+#: Arm names of this package (``task_pair``) -> the report's spelling (``task-pair``).
+REPORT_ARM = {"task_pair": "task-pair", "spec_only": "spec-only"}
 
 #: The ``exposure:`` section's defaults (paper settings; ``tiny`` base model for the CPU).
 DEFAULT_EXPOSURE_PARAMS: dict[str, Any] = {
@@ -131,6 +138,18 @@ def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tup
     return test_ids, items
 
 
+def system_modules(ingest_dir: Path, rename_dir: Path) -> dict[tuple[str, str], str]:
+    """``(task_id, condition) -> system module name`` (``original`` from the ingest tables,
+    ``random`` from the renamed tasks): what output extraction expects a sample to define."""
+    from alias.store.db import read_parquet
+
+    tasks = read_parquet(ingest_dir / "tasks.parquet")
+    rt = read_parquet(rename_dir / "renamed_tasks.parquet")
+    out = {(t, "original"): m for t, m in zip(tasks.task_id, tasks.system_module)}
+    out |= {(t, "random"): m for t, m in zip(rt.task_id, rt.system_module) if isinstance(m, str)}
+    return out
+
+
 def _base_model(p: dict, models_out: Path) -> Path:
     if p["model_dir"] != "tiny":
         d = Path(p["model_dir"]).expanduser()
@@ -155,6 +174,7 @@ def exposure_stage(params: Mapping[str, Any], ingest_dir: Path = DATA / "ingest"
     """
     from alias.generate.local import generate_local, load_model
     from alias.generate.prompts import PROMPT_VERSION, build_prompt
+    from alias.generate.stage import samples_frame
     from alias.progress import progress_bar
     from alias.store.db import write_parquet
 
@@ -206,6 +226,9 @@ def exposure_stage(params: Mapping[str, Any], ingest_dir: Path = DATA / "ingest"
     log = pd.concat(logs, ignore_index=True) if logs else pd.DataFrame(columns=TRAINING_LOG_COLUMNS)
     write_parquet(log, out / "training_log.parquet")
     write_parquet(pd.DataFrame(adapters), out / "adapters.parquet")
+    arms = pd.DataFrame([{"family": model_name, "arm": REPORT_ARM[a["arm"]], "half": a["half"], "model": a["model"]}
+                         for a in adapters], columns=["family", "arm", "half", "model"])
+    write_parquet(arms, out / "exposure_arms.parquet")
     times["train_s"] = round(time.monotonic() - t0, 2)
 
     # ---- generation: samples per task, condition and adapter
@@ -222,12 +245,18 @@ def exposure_stage(params: Mapping[str, Any], ingest_dir: Path = DATA / "ingest"
             res = generate_local(base, reqs, temperature=float(g["temperature"]), top_p=float(g["top_p"]),
                                  max_new_tokens=int(g["max_new_tokens"]), batch_size=int(g["batch_size"]),
                                  seed=int(g["seed"]), adapter_dir=a["path"], model_and_tokenizer=mt)
-            for r in res:
-                d = r.to_dict()
-                d["settings"] = json.dumps(d["settings"], sort_keys=True)
-                sample_rows.append(d | {"arm": a["arm"], "half": a["half"]})
+            sample_rows += [{"task_id": r.task_id, "condition": r.condition, "model": r.model,
+                             "sample_idx": r.sample_idx, "text": r.text, "model_key": "exposure",
+                             "backend": "local", "prompt_kind": "finetuned", "prompt_version": r.prompt_version,
+                             "settings": r.settings | {"model_dir": str(base), "adapter_dir": r.adapter_dir},
+                             "response_model": r.model_name, "input_tokens": r.input_tokens,
+                             "output_tokens": r.output_tokens, "stop_reason": r.stop_reason,
+                             "hit_token_limit": bool(r.hit_token_limit)} for r in res]
             del mt
-    samples = pd.DataFrame(sample_rows)
+    arm_half = {a["model"]: (a["arm"], a["half"]) for a in adapters}
+    samples = samples_frame(sample_rows, system_modules(Path(ingest_dir), Path(rename_dir)))
+    samples["arm"] = pd.Series([arm_half[m][0] for m in samples.model], dtype="string")
+    samples["half"] = pd.Series([arm_half[m][1] for m in samples.model], dtype="string")
     write_parquet(samples, out / "samples.parquet")
     times["generate_s"] = round(time.monotonic() - t0, 2)
 

@@ -45,7 +45,8 @@ does not say), ``has_closing_line`` (extraction found a module with its ``====``
 ``input_tokens``, ``batch_id``, ``custom_id``.
 
 ``grade_stage(params)`` grades every sample of ``data/samples/<key>/samples.parquet`` (for
-the keys in ``params.generate.models``) by parse, name and behavior
+the keys in ``params.generate.models``; the ``alias grade`` command adds the exposure stage's
+``data/exposure/samples.parquet``) by parse, name and behavior
 (:func:`alias.grade.run.grade_samples`), with its journal and tool-run cache under
 ``data/grades`` (a killed run resumes), and writes ``data/grades/verdicts.parquet``.
 """
@@ -56,7 +57,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import pandas as pd
 
@@ -393,15 +394,18 @@ def tiny_model_stage(params: dict, out: Path = Path("models") / "tiny") -> dict[
     return {"model_dir": str(out), "files": sorted(p.name for p in out.iterdir())}
 
 
-def load_samples(params: dict, samples_dir: Path = DATA / "samples") -> pd.DataFrame:
-    """Every generated sample of the model keys in ``params.generate.models``, one frame.
+def load_samples(params: dict, samples_dir: Path = DATA / "samples", extra: Sequence[Path] = ()) -> pd.DataFrame:
+    """Every generated sample of the model keys in ``params.generate.models``
+    (``<samples_dir>/<key>/samples.parquet``) and of the ``extra`` samples tables (e.g. the
+    exposure stage's ``data/exposure/samples.parquet``), one frame.
 
-    Raises :class:`StoreError` for a missing table and ``ValueError`` when two models'
-    tables hold the same sample key (e.g. two replay files naming one model)."""
+    Raises :class:`StoreError` for a missing table and ``ValueError`` when two tables hold
+    the same sample key (e.g. two replay files naming one model)."""
     frames = []
     seen: dict[tuple, str] = {}
-    for key in sorted((params.get("generate") or {}).get("models") or {}):
-        p = Path(samples_dir) / key / "samples.parquet"
+    paths = [Path(samples_dir) / key / "samples.parquet"
+             for key in sorted((params.get("generate") or {}).get("models") or {})] + [Path(x) for x in extra]
+    for p in paths:
         df = read_parquet(p)
         for k in zip(df.task_id, df.condition, df.model, df.sample_idx):
             k = (k[0], k[1], k[2], int(k[3]))
@@ -416,9 +420,12 @@ def load_samples(params: dict, samples_dir: Path = DATA / "samples") -> pd.DataF
 
 def grade_stage(params: dict, samples_dir: Path = DATA / "samples", ingest_dir: Path = DATA / "ingest",
                 rename_dir: Path = DATA / "rename", verify_dir: Path = DATA / "verify",
-                out: Path = DATA / "grades", meaningful_dir: Path | None = DATA / "meaningful") -> dict[str, Any]:
+                out: Path = DATA / "grades", meaningful_dir: Path | None = DATA / "meaningful",
+                extra_samples: Sequence[Path] = ()) -> dict[str, Any]:
     """Grade every generated sample by parse, name and behavior (Methods "Name-based grade",
     "Behavior-based grade"); journal, tool-run cache and ``verdicts.parquet`` under ``out``.
+    ``extra_samples``: further samples tables to grade with those of ``samples_dir`` (the
+    ``alias grade`` command passes the exposure stage's ``data/exposure/samples.parquet``).
 
     Returns ``{"samples", "verdicts", "passed": {model: {grade: "k/n"}}}``.
     """
@@ -428,7 +435,7 @@ def grade_stage(params: dict, samples_dir: Path = DATA / "samples", ingest_dir: 
     from alias.stages import grade_tool_config
     from alias.tla.tools import check_java
 
-    samples = load_samples(params, samples_dir)
+    samples = load_samples(params, samples_dir, extra_samples)
     config = grade_tool_config(params)
     check_java(config)
     md = Path(meaningful_dir) if meaningful_dir is not None else None

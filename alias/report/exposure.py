@@ -4,7 +4,10 @@ the views of ``sql/15_exposure.sql`` and :func:`alias.stats.exposure_effects`.
 Paper: Methods, Experiment 2 ("Fine-tuned models", "Randomized exposure", "Log-likelihood",
 "Analysis"); Results (Table 2); Appendices F (Gemma), O (specification-only exposure) and T.
 
-Which fine-tuned model trained on which half is a parameter (``params.yaml``)::
+Which fine-tuned model trained on which half comes from the exposure stage
+(``data/exposure/exposure_arms.parquet``: its own adapters, family = the base model's name)
+and, for fine-tuned models from elsewhere (e.g. replayed outputs), from a parameter
+(``params.yaml``)::
 
     report:
       exposure:
@@ -14,8 +17,8 @@ Which fine-tuned model trained on which half is a parameter (``params.yaml``)::
 ``family`` is a free label, ``arm`` is ``task-pair`` (the model saw each task's description
 and reference) or ``spec-only`` (the raw .tla file alone, Appendix O), and ``half_A`` /
 ``half_B`` name the models (as in ``samples.model``, ``verdicts.model``, ``loglik.model``)
-trained on the tasks of half A / B of the ``split`` table. The ``load`` stage writes these
-rows into the store's ``exposure_arms`` table (:func:`exposure_arm_rows`).
+trained on the tasks of half A / B of the ``split`` table. The ``load`` stage writes both
+into the store's ``exposure_arms`` table (:func:`exposure_arm_rows` for the parameter).
 
 Effects (points for pass rates, nats per token for log-likelihoods) come with 95% percentile
 bootstrap intervals over tasks. The name grade and the likelihoods use the test-set tasks
@@ -225,8 +228,9 @@ def write_exposure_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     eff = exposure_effects_table(db, n_resamples=n_resamples, seed=seed)
     n_split = int(query("SELECT count(*) AS n FROM split", db)["n"].iloc[0])
     n_ll = int(query("SELECT count(*) AS n FROM loglik", db)["n"].iloc[0])
-    status = (f"Store: {len(eff[['family', 'arm']].drop_duplicates()) if len(eff) else 0} configured arm(s) "
-              f"(`params.report.exposure`), {n_split} tasks in `split`, {n_ll} `loglik` rows.\n\n")
+    status = (f"Store: {len(eff[['family', 'arm']].drop_duplicates()) if len(eff) else 0} arm(s) in `exposure_arms` "
+              f"(the exposure stage's adapters and `params.report.exposure`), {n_split} tasks in `split`, "
+              f"{n_ll} `loglik` rows.\n\n")
     note = (f"Effects in percentage points for correctness and in mean token log-likelihood (nats) for "
             f"likelihood, with 95% percentile bootstrap CIs from {n_resamples} resamples of tasks (seed {seed}). "
             "Exposure = seen - unseen with the original descriptions; DiD = (original - renamed)_seen - "

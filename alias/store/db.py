@@ -82,10 +82,10 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     files are all absent is created empty. A file without a nullable column of its
     table (the controls' samples lack the generation columns) fills it with NULL.
     ``tables`` adds rows that come from elsewhere than Parquet (e.g. ``exposure_arms``
-    from the parameters), keyed by table name.
+    from the parameters), keyed by table name, after the Parquet rows.
     Raises :class:`StoreError` when a Parquet file or a ``tables`` frame lacks a
-    non-nullable column of its table, ``tables`` names an unknown table, or a view fails
-    to create.
+    non-nullable column of its table or repeats a primary key already loaded, ``tables``
+    names an unknown table, or a view fails to create.
     """
     unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
     if unknown:
@@ -110,14 +110,22 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
                 if missing:
                     raise StoreError(f"{src}: missing columns {missing} for table {name}")
                 select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
-                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
+                try:
+                    con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
+                except duckdb.ConstraintException as e:
+                    raise StoreError(f"{src}: a row's key is already in table {name} (from an earlier "
+                                     f"source, or twice in this file): {e}") from e
             if tables is not None and name in tables:
                 df = tables[name]
                 missing = [c for c in cols if c not in df.columns]
                 if missing:
                     raise StoreError(f"rows given for table {name}: missing columns {missing}")
                 con.register("_alias_rows", df[cols])
-                con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
+                try:
+                    con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
+                except duckdb.ConstraintException as e:
+                    raise StoreError(f"rows given for table {name} (parameters): a key is already in the "
+                                     f"table (from its Parquet source) or given twice: {e}") from e
                 con.unregister("_alias_rows")
             counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         for view in sorted(Path(sql_dir).glob("*.sql")):

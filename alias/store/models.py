@@ -327,7 +327,11 @@ class LogLik(SQLModel, table=True):
     (Methods, "Log-likelihood"), per condition and fine-tuned model: over all reference
     tokens (``mean_loglik``), over tokens outside renamed identifiers (``outside_loglik``)
     and over the tokens of renamed identifiers alone (``identifier_loglik``, Appendix T);
-    nats per token."""
+    nats per token. Filled from the exposure stage's ``loglik.parquet``
+    (:data:`alias.exposure.loglik.LOGLIK_COLUMNS`): ``n_tokens``/``n_outside``/``n_identifier``
+    the tokens scored, ``n_reference_tokens`` the reference's tokens, ``truncated`` the
+    reference was cut at ``exposure.loglik.max_length``; ``arm``/``half`` the adapter's
+    (NULL for the base model) and ``seen`` whether the adapter trained on the task."""
 
     __tablename__ = "loglik"
     task_id: str = Field(primary_key=True)
@@ -336,12 +340,22 @@ class LogLik(SQLModel, table=True):
     mean_loglik: Optional[float] = None
     outside_loglik: Optional[float] = None
     identifier_loglik: Optional[float] = None
+    n_tokens: Optional[int] = None
+    n_outside: Optional[int] = None
+    n_identifier: Optional[int] = None
+    n_reference_tokens: Optional[int] = None
+    truncated: Optional[bool] = None
+    arm: Optional[str] = None
+    half: Optional[str] = None
+    seen: Optional[bool] = None
 
 
 class ExposureArm(SQLModel, table=True):
     """Which fine-tuned model trained on which half, per model family and exposure arm
-    (``task-pair`` or ``spec-only``; Table 2, Appendices F, O). Filled by ``load`` from
-    ``params.report.exposure`` (no Parquet source)."""
+    (``task-pair`` or ``spec-only``; Table 2, Appendices F, O). Filled by ``load`` from the
+    exposure stage's ``exposure_arms.parquet`` (its own adapters; ``family`` is the base
+    model's name) and from ``params.report.exposure`` (models from elsewhere, e.g. replayed
+    outputs); a (family, arm, half) given by both is an error."""
 
     __tablename__ = "exposure_arms"
     family: str = Field(primary_key=True)
@@ -419,6 +433,49 @@ class MeaningfulModule(SQLModel, table=True):
     sha256: str
 
 
+class TrainingStep(SQLModel, table=True):
+    """One optimizer step of one LoRA adapter (Appendix E; exposure stage
+    ``training_log.parquet``, :data:`alias.exposure.lora.TRAINING_LOG_COLUMNS`): the example's
+    task, its loss (nats per supervised token), learning rate, tokens, supervised tokens and
+    the gradient norm before clipping."""
+
+    __tablename__ = "training_log"
+    adapter: str = Field(primary_key=True)
+    step: int = Field(primary_key=True)
+    epoch: int
+    task_id: str
+    loss: Optional[float] = None
+    lr: Optional[float] = None
+    tokens: Optional[int] = None
+    loss_tokens: Optional[int] = None
+    grad_norm: Optional[float] = None
+
+
+class ExposureAdapter(SQLModel, table=True):
+    """One LoRA adapter of the exposure stage (``adapters.parquet``): name, arm
+    (``task_pair`` | ``spec_only``), half, the ``model`` name of its samples and
+    log-likelihoods, training examples and steps, warm-up steps, throughput (tokens per
+    second), wall time (seconds), device, dtype; ``skipped``, ``target_modules`` and
+    ``params`` are JSON."""
+
+    __tablename__ = "exposure_adapters"
+    adapter: str = Field(primary_key=True)
+    arm: str
+    half: str
+    model: str
+    path: Optional[str] = None
+    base_model: Optional[str] = None
+    examples: Optional[int] = None
+    skipped: Optional[str] = None
+    steps: Optional[int] = None
+    warmup_steps: Optional[int] = None
+    tokens_per_s: Optional[float] = None
+    wall_s: Optional[float] = None
+    device: Optional[str] = None
+    dtype: Optional[str] = None
+    target_modules: Optional[str] = None
+    params: Optional[str] = None
+
 
 #: Parquet file(s) (relative to the repository; glob patterns allowed) that fill each
 #: table. A file may lack a column that is nullable in the table: it is loaded as NULL.
@@ -436,16 +493,20 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
     "required_names": (RequiredName, "data/identifiers/required_names.parquet"),
     "control_eligibility": (ControlEligibility, "data/controls/eligibility.parquet"),
     "control_samples": (ControlSample, "data/controls/control_samples.parquet"),
-    "samples": (Sample, ("data/controls/samples.parquet", "data/samples/*/samples.parquet")),
+    "samples": (Sample, ("data/controls/samples.parquet", "data/samples/*/samples.parquet",
+                         "data/exposure/samples.parquet")),
     "verdicts": (Verdict, ("data/controls/verdicts.parquet", "data/grades/verdicts.parquet")),
     # Statistics inputs of later stages; each is optional (an absent file gives an empty
     # table, so the views exist and the reports say "no data").
     "continuations": (Continuation, ("data/continuation/continuations.parquet",)),
     "split": (ExposureSplit, ("data/exposure/split.parquet",)),
     "loglik": (LogLik, ("data/exposure/loglik.parquet",)),
-    "exposure_arms": (ExposureArm, ()),  # from params.report.exposure (alias.store.db.build_store)
     "meaningful_proposals": (MeaningfulProposal, "data/meaningful/proposals.parquet"),
     "meaningful_tasks": (MeaningfulTask, "data/meaningful/meaningful_tasks.parquet"),
     "meaningful_map": (MeaningfulMapRow, "data/meaningful/meaningful_map.parquet"),
     "meaningful_modules": (MeaningfulModule, "data/meaningful/meaningful_modules.parquet"),
+    # plus the rows of params.report.exposure (alias.stages.load_stage -> build_store(tables=...))
+    "exposure_arms": (ExposureArm, ("data/exposure/exposure_arms.parquet",)),
+    "training_log": (TrainingStep, ("data/exposure/training_log.parquet",)),
+    "exposure_adapters": (ExposureAdapter, ("data/exposure/adapters.parquet",)),
 }
