@@ -3,12 +3,15 @@
 -- (alias.report.similarity), from the pairs these views give.
 
 -- v_reference_modules: the reference of each condition: the task's system module in the
--- original condition, its renamed copy in the random condition.
--- Reads: modules, renamed_modules.
+-- original condition, its renamed copy in the random condition, its meaningful copy
+-- (Appendix R, verified tasks only) in the meaningful condition.
+-- Reads: modules, renamed_modules, meaningful_modules.
 CREATE OR REPLACE VIEW v_reference_modules AS
 SELECT task_id, 'original' AS condition, module, text FROM modules WHERE role = 'system'
 UNION ALL
-SELECT task_id, 'random' AS condition, module, text FROM renamed_modules WHERE role = 'system';
+SELECT task_id, 'random' AS condition, module, text FROM renamed_modules WHERE role = 'system'
+UNION ALL
+SELECT task_id, 'meaningful' AS condition, module, text FROM meaningful_modules WHERE role = 'system';
 
 -- v_similarity_inputs: one row per model sample of a test-set task whose condition has a
 -- reference: the text to score (the extracted module, or the raw output when the sample

@@ -196,10 +196,10 @@ def test_v_similarity_inputs(store):
     ref |= {("random", r.task_id): r.text for r in tables["renamed_modules"].itertuples()}
     m = got.merge(s, on=["task_id", "condition", "model", "sample_idx"])
     assert len(m) == len(got)
-    expected_out = [e if isinstance(e, str) else t for e, t in zip(m["extracted_module_y"] if "extracted_module_y" in m
-                                                                    else m["extracted_module"], m["text"])]
+    ext = m["extracted_module_y"] if "extracted_module_y" in m else m["extracted_module"]
+    expected_out = [e if isinstance(e, str) else t for e, t in zip(ext, m["text"])]
     assert m["output_text"].tolist() == expected_out
-    assert m["extracted"].tolist() == [isinstance(e, str) for e in m["extracted_module"]]
+    assert m["extracted"].tolist() == [isinstance(e, str) for e in ext]
     assert m["reference_text"].tolist() == [ref[(c, t)] for c, t in zip(m["condition"], m["task_id"])]
 
 
