@@ -4,7 +4,6 @@ behind a loopback server that speaks the Message Batches wire format."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 

@@ -62,7 +62,7 @@ from typing import Any, Sequence
 import pandas as pd
 
 from alias.progress import progress_bar
-from alias.store.db import StoreError, read_parquet, write_parquet
+from alias.store.db import read_parquet, write_parquet
 
 DATA = Path("data")
 BACKENDS = ("anthropic", "openai", "local", "replay")

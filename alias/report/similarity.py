@@ -230,7 +230,8 @@ def write_similarity_report(db: str | Path, out_dir: str | Path, *, n_resamples:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     samples = similarity_samples(db)
-    models = sorted(set(samples["model"])) if len(samples) else _models(db)
+    experiment_1 = _models(db)  # no controls, no fine-tuned models of Experiment 2
+    models = [m for m in sorted(set(samples["model"])) if m in experiment_1] if len(samples) else experiment_1
     t = table_v1(samples, models, n_resamples=n_resamples, seed=seed)
     extracted = int(samples["extracted"].astype(bool).sum()) if len(samples) else 0
     p = out / "table_V1.md"

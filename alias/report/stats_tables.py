@@ -87,10 +87,14 @@ def paired_stats(original, random, *, n_resamples: int = DEFAULT_RESAMPLES, seed
 
 
 def _models(db) -> list:
-    """Non-control models with samples or verdicts, sorted; ``[None]`` when there are none
-    (so the tables still have rows, which then read ``no data``)."""
-    df = query("SELECT model FROM samples WHERE model NOT LIKE 'control:%' UNION "
-               "SELECT model FROM verdicts WHERE model NOT LIKE 'control:%' ORDER BY model", db)
+    """Models of Experiment 1 with samples or verdicts, sorted: neither grader controls
+    (``control:*``) nor the adapters the ``exposure`` stage sampled (``model_key =
+    'exposure'``; Experiment 2 has Tables 2, F.1, O.1); ``[None]`` when there are none (so
+    the tables still have rows, which then read ``no data``)."""
+    df = query("SELECT model FROM (SELECT model FROM samples UNION SELECT model FROM verdicts) "
+               "WHERE model NOT LIKE 'control:%' AND model NOT IN "
+               "(SELECT DISTINCT model FROM samples WHERE model_key = 'exposure' AND model IS NOT NULL) "
+               "ORDER BY model", db)
     models = df["model"].tolist()
     return models or [None]
 
