@@ -120,6 +120,21 @@ def generate_cmd(key: str, params_file: str) -> None:
         raise click.ClickException(f"{type(e).__name__}: {e}") from e
 
 
+@main.command(name="continuation")
+@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
+def continuation_cmd(params_file: str) -> None:
+    """File continuation (Appendix L): each model of params continuation.models continues the
+    first 40% of every test-set file and of its renamed copy -> data/continuation."""
+    from alias.generate.continuation_stage import continuation_stage
+    from alias.generate.stage import GenerateConfigError
+    from alias.generate.types import BatchError
+
+    try:
+        _run(continuation_stage, params_file)
+    except (GenerateConfigError, BatchError, ValueError) as e:
+        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+
+
 _stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
 _stage("report", "report_stage", "Every table, figure (PNG + plot data) and metrics file under reports/.")
 
