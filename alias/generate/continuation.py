@@ -58,7 +58,7 @@ __all__ = [
     "CONTINUATION_PROMPT_VERSION", "CONTINUATION_COLUMNS", "LONG_RUN_TOKENS", "ContinuationItem",
     "prefix_line_count", "continuation_prompt", "reference_remainder", "tla_tokens",
     "longest_shared_token_run", "continuation_item", "continuation_requests", "continuation_rows",
-    "renamed_path", "strip_fences",
+    "renamed_path", "strip_fences", "block_comment_end",
 ]
 
 #: Names the exact prompt text below; store it with every sample.
@@ -140,8 +140,9 @@ _TOKEN = re.compile(
 )
 
 
-def _block_comment_end(text: str, i: int) -> int:
-    """End offset of the nested ``(* ... *)`` starting at ``i`` (end of text if open)."""
+def block_comment_end(text: str, i: int) -> int:
+    """End offset of the nested TLA+ block comment ``(* ... *)`` starting at offset ``i``
+    (the end of ``text`` when it is never closed)."""
     depth, j, n = 0, i, len(text)
     while j < n:
         if text.startswith("(*", j):
@@ -164,7 +165,7 @@ def tla_tokens(text: str) -> list[str]:
     i, n = 0, len(text or "")
     while i < n:
         if text.startswith("(*", i):
-            i = _block_comment_end(text, i)
+            i = block_comment_end(text, i)
             continue
         m = _TOKEN.match(text, i)
         kind = m.lastgroup

@@ -37,6 +37,7 @@ import pandas as pd
 
 from alias.generate.continuation import tla_tokens
 from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_difference
+from alias.generate.continuation import block_comment_end
 from alias.store.db import query
 
 __all__ = ["strip_tla_comments", "similarity_tokens", "bleu4", "rouge_l", "sample_similarity",
@@ -47,22 +48,6 @@ MEASURES = {"bleu4": "BLEU-4", "rouge_l": "ROUGE-L"}
 #: Conditions in table order.
 CONDITIONS = ("original", "random", "meaningful")
 _SPACE_IN_TOKEN = "\u2581"   # stands for a space inside a string literal token
-
-
-def _block_end(text: str, i: int) -> int:
-    depth, j, n = 0, i, len(text)
-    while j < n:
-        if text.startswith("(*", j):
-            depth += 1
-            j += 2
-        elif text.startswith("*)", j):
-            depth -= 1
-            j += 2
-            if depth == 0:
-                return j
-        else:
-            j += 1
-    return n
 
 
 def strip_tla_comments(text: str) -> str:
@@ -83,7 +68,7 @@ def strip_tla_comments(text: str) -> str:
             out.append(text[i:j])
             i = j
         elif text.startswith("(*", i):
-            i = _block_end(text, i)
+            i = block_comment_end(text, i)
         elif text.startswith("\\*", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
