@@ -239,3 +239,15 @@ def test_eligibility_rules_of_appendix_j():
     const = "---- MODULE M ----\nEXTENDS Naturals\nCONSTANT N\nASSUME N > 0\nSq == N * N\n===="
     ok_c, why = eligibility(ref(const, cfg="CONSTANT N = 3\n"))
     assert not ok_c and why.startswith("no_variables")
+
+
+def test_needs_grading_retries_timeouts_only_when_asked():
+    from alias.grade.run import needs_grading
+
+    ok = ("sig", [{"grade": "behavior", "passed": True, "reason": None}])
+    slow = ("sig", [{"grade": "name", "passed": True, "reason": None},
+                    {"grade": "behavior", "passed": False, "reason": "forward_timeout"}])
+    assert needs_grading(None, "sig") and needs_grading(ok, "other")
+    assert not needs_grading(ok, "sig") and not needs_grading(ok, "sig", retry_timeouts=True)
+    assert not needs_grading(slow, "sig")
+    assert needs_grading(slow, "sig", retry_timeouts=True)

@@ -215,10 +215,10 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
                  seed: int, max_mutants_tried: int = 8, max_mutants_kept: int = 2, parallel: int = 1,
                  max_maps: int = 60, tasks: list[str] | None = None, progress=None,
-                 mutant_timeout_s: float = 60) -> dict:
+                 mutant_timeout_s: float = 60, retry_timeouts: bool = False) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
-    (Table J.1).
+    (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
 
     Tasks are processed in chunks of ``2 * parallel`` (cheapest first, by the manifest
     runtime order of ``tasks``); the Parquet files are rewritten after every chunk, so a
@@ -255,7 +255,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
                 controls += cs
                 if progress is not None:
                     progress("build")
-        verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, parallel, max_maps, progress)
+        verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, parallel, max_maps, progress,
+                                    retry_timeouts)
     return summarize(elig_rows, _control_frame(controls), verdicts)
 
 
@@ -272,7 +273,7 @@ def _control_frame(controls: list[Control]) -> pd.DataFrame:
 
 
 def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel: int, max_maps: int,
-                     progress) -> pd.DataFrame:
+                     progress, retry_timeouts: bool = False) -> pd.DataFrame:
     from alias.grade.run import grade_samples
     from alias.store.db import write_parquet
 
@@ -294,7 +295,8 @@ def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel:
     return grade_samples(samples, refs, runner, out_dir, parallel=parallel, max_maps=max_maps,
                          outputs=sides, reference_for=lambda s: refs.get((s["task_id"], "original")),
                          grades_for=lambda s: GRADES_FOR.get(s["model"], ("behavior",)),
-                         progress=(lambda: progress("grade")) if progress else None)
+                         progress=(lambda: progress("grade")) if progress else None,
+                         retry_timeouts=retry_timeouts)
 
 
 #: Grades per control kind: the name grade only matters for the reference itself.

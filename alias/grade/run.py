@@ -100,6 +100,14 @@ def read_journal(path: Path) -> dict[tuple, tuple[str, list[dict]]]:
     return out
 
 
+def needs_grading(entry: tuple[str, list[dict]] | None, sig: str, retry_timeouts: bool = False) -> bool:
+    """Whether a sample must be graded given its journal entry ``(signature, rows)``: no
+    entry, another signature, or (with ``retry_timeouts``) a verdict that hit a time limit."""
+    if entry is None or entry[0] != sig:
+        return True
+    return retry_timeouts and any("timeout" in str(r.get("reason") or "") for r in entry[1])
+
+
 class Journal:
     """Append-only JSONL journal of finished samples (thread-safe, fsync per line)."""
 
@@ -206,7 +214,7 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
                   outputs: dict[tuple, OutputSide] | None = None,
                   reference_for: Callable[[dict], Reference | None] | None = None,
                   grades_for: Callable[[dict], tuple[str, ...]] | None = None,
-                  progress=None) -> pd.DataFrame:
+                  progress=None, retry_timeouts: bool = False) -> pd.DataFrame:
     """Grade every sample not yet in ``out_dir/journal.jsonl``; write and return
     ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key).
 
@@ -215,6 +223,10 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     ``outputs``: sample key -> :class:`OutputSide` for samples graded as whole module sets.
     ``grades_for(sample)``: the grades to give a sample (default all three).
     ``parallel``: samples graded at once (each runs one tool process at a time).
+    ``retry_timeouts``: grade again a journaled sample one of whose verdicts hit a time
+    limit (reason containing ``timeout``; timeouts are never cached) -- for measurement
+    runs on a machine that was busy; off by default, since an output with an infinite state
+    space would then cost the full limit on every rerun.
     """
     from alias.store.db import write_parquet
 
@@ -229,7 +241,7 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
 
     sigs = {_key(s): signature(s, ref_of(s), max_maps, (outputs or {}).get(_key(s)),
                                grades_for(s) if grades_for else GRADES) for s in samples}
-    todo = [s for s in samples if done.get(_key(s), ("", None))[0] != sigs[_key(s)]]
+    todo = [s for s in samples if needs_grading(done.get(_key(s)), sigs[_key(s)], retry_timeouts)]
 
     def job(s: dict) -> tuple[tuple, list[dict]]:
         side = (outputs or {}).get(_key(s))
