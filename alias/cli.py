@@ -26,9 +26,23 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError, ProposerError, BatchError)
 
 
-def _run(fn, params_file: str) -> None:
+def _read_params(params_file: str) -> dict:
+    """``load_params`` for a command: a missing or malformed file is a one-line error (a
+    mistyped ``--params`` must not run silently on the defaults)."""
+    import yaml
+    from pathlib import Path
+
+    if not Path(params_file).is_file():
+        raise click.ClickException(f"params file {params_file!r} not found")
     try:
-        params = load_params(params_file)
+        return load_params(params_file)
+    except (yaml.YAMLError, ValueError) as e:
+        raise click.ClickException(f"params file {params_file!r}: {type(e).__name__}: {e}") from e
+
+
+def _run(fn, params_file: str) -> None:
+    params = _read_params(params_file)
+    try:
         summary = fn(params)
     except _user_errors() as e:
         raise click.ClickException(f"{type(e).__name__}: {e}") from e

@@ -294,3 +294,18 @@ def test_meaningful_condition_covers_only_verified_tasks(inputs, tmp_path):
     assert len(reqs) == 2 * 5 * len(ts) + 5 and len(meaningful) == 5
     assert {r.task_id for r in meaningful} == {first}
     assert all("A meaningful description of the counter." in r.prompt for r in meaningful)
+
+
+def test_cli_params_file_errors_are_one_line(tmp_path):
+    """A mistyped --params is an error, not a silent run on the defaults; a malformed
+    params file is one line, not a traceback."""
+    from click.testing import CliRunner
+
+    from alias.cli import main
+
+    r = CliRunner().invoke(main, ["generate", "--model", "fixture", "--params", str(tmp_path / "nosuch.yaml")])
+    assert r.exit_code == 1 and "params file" in r.output and "not found" in r.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("generate: [unclosed\n")
+    r = CliRunner().invoke(main, ["load", "--params", str(bad)])
+    assert r.exit_code == 1 and "bad.yaml" in r.output and "ParserError" in r.output and "Traceback" not in r.output

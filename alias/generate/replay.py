@@ -231,7 +231,7 @@ def replay(
         key = (row["task_id"], row["condition"], row["model"], row["sample_idx"])
         if key in first_line:
             errors.append(ReplayError(lineno, "duplicate",
-                                      f"duplicate key {key}: line {lineno} repeats line {first_line[key]}; "
+                                      f"duplicate key {key}: line {lineno} has the key of line {first_line[key]}; "
                                       f"line {first_line[key]} is kept", key))
             continue
         first_line[key] = lineno
