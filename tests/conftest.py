@@ -57,3 +57,26 @@ def sany():
         return res.ok_strict, res.output
 
     return run
+
+
+@pytest.fixture(scope="session")
+def embedded_stage_inputs(tmp_path_factory):
+    """``(workdir, params)``: ``data/ingest`` and ``data/rename`` of the embedded corpus
+    under ``workdir`` and a test set holding every task (as verify finds on the embedded
+    corpus, see test_pipeline), without TLC. Shared by the generate/continuation tests."""
+    import pandas as pd
+
+    from alias import stages
+    from alias.params import load_params
+    from alias.store.db import read_parquet, write_parquet
+
+    repo = Path(__file__).resolve().parents[1]
+    wd = tmp_path_factory.mktemp("embedded-inputs")
+    p = load_params(repo / "params.yaml")
+    p["corpus"].update(path=str(repo / "alias/corpus/embedded"),
+                       descriptions=str(repo / "alias/corpus/embedded/descriptions.json"), library=[])
+    stages.ingest_stage(p, out=wd / "data/ingest")
+    stages.rename_stage(p, inp=wd / "data/ingest", out=wd / "data/rename")
+    tasks = read_parquet(wd / "data/ingest/tasks.parquet")
+    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), wd / "data/verify/test_set.parquet")
+    return wd, p

@@ -5,33 +5,21 @@ import copy
 import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 
-from alias import stages
 from alias.generate.continuation import (CONTINUATION_COLUMNS, longest_shared_token_run, prefix_line_count,
                                          strip_fences)
 from alias.generate.continuation_stage import continuation_items, continuation_stage
 from alias.generate.stage import GenerateConfigError
-from alias.params import load_params
-from alias.store.db import read_parquet, write_parquet
+from alias.store.db import read_parquet
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
-    """``data/ingest`` and ``data/rename`` of the embedded corpus and a test set holding
-    every task (as verify finds on the embedded corpus), without TLC."""
-    wd = tmp_path_factory.mktemp("cont")
-    p = load_params(REPO / "params.yaml")
-    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
-                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
-    stages.ingest_stage(p, out=wd / "data/ingest")
-    stages.rename_stage(p, inp=wd / "data/ingest", out=wd / "data/rename")
-    tasks = read_parquet(wd / "data/ingest/tasks.parquet")
-    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), wd / "data/verify/test_set.parquet")
-    return wd, p
+def inputs(embedded_stage_inputs):
+    """The embedded corpus's ingest/rename outputs and an all-tasks test set (conftest)."""
+    return embedded_stage_inputs
 
 
 def _run(wd: Path, params: dict, out: Path) -> dict:

@@ -9,10 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from alias import stages
 from alias.generate.stage import (SAMPLE_COLUMNS, generate_stage, grade_stage, load_samples,
                                   load_test_set)
-from alias.params import load_params
 from alias.store.db import build_store, query, read_parquet, write_parquet
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,18 +19,9 @@ KEY = ["task_id", "condition", "model", "sample_idx"]
 
 
 @pytest.fixture(scope="module")
-def inputs(tmp_path_factory):
-    """``data/ingest`` and ``data/rename`` of the embedded corpus, and a test set holding
-    every task (as verify finds on the embedded corpus, see test_pipeline), without TLC."""
-    wd = tmp_path_factory.mktemp("gen")
-    p = load_params(REPO / "params.yaml")
-    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
-                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
-    stages.ingest_stage(p, out=wd / "data/ingest")
-    stages.rename_stage(p, inp=wd / "data/ingest", out=wd / "data/rename")
-    tasks = read_parquet(wd / "data/ingest/tasks.parquet")
-    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), wd / "data/verify/test_set.parquet")
-    return wd, p
+def inputs(embedded_stage_inputs):
+    """The embedded corpus's ingest/rename outputs and an all-tasks test set (conftest)."""
+    return embedded_stage_inputs
 
 
 def _params(base: dict, models: dict, **grade) -> dict:
