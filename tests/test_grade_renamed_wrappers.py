@@ -116,3 +116,25 @@ def test_mutant_of_the_renamed_copy_fails(runner):
     v = BehaviorGrader(ref, runner, max_maps=4).grade(OutputSide(side.modules | {sys_name: mutated}, sys_name, side.wrapper))
     assert not v.passed and v.maps_tried >= 1
     assert v.attempts[0].startswith(f"map {{'count': '{cnt}'")
+
+
+def test_substitution_target_renamed_by_the_wrapper_is_paired_by_position(runner):
+    """``Items <- MCItems``: the renamed wrapper calls ``MCItems`` otherwise; the grader
+    stages the output's definition at the same position under the cfg's name, so the
+    output alone (no reference definitions: the Appendix I state-graph dump) is a model
+    TLC accepts.  Found on BinarySearch (``Seq <- LimitedSeq``), whose renamed and
+    operator-renamed copies lost the state-graph fallback to a config error."""
+    from alias.grade.behavior import BehaviorVerdict
+
+    ref = reference()
+    side, mapping = renamed_side(ref)
+    g = BehaviorGrader(ref, runner)
+    defs = g._overridden_definitions(side)
+    assert defs.get(mapping["MCItems"]) == "MCItems"
+    assert defs.get(mapping["MCLim"]) == "MCLim"  # `Lim <- [Sys] MCLim`
+    g._defs = defs
+    vm = {"count": mapping["count"], "last": mapping["last"]}
+    cm = {c: mapping[c] for c in g.r_consts}
+    v = BehaviorVerdict(passed=False)
+    assert g._data_graph(side, cm, vm, v), v.attempts
+    assert v.attempts[-1].startswith("data graph on ['count', 'last']: equivalent")

@@ -683,9 +683,9 @@ class BehaviorGrader:
 
     def _overridden_definitions(self, out: OutputSide) -> dict[str, str]:
         """G name -> R name for the definitions the cfg overrides by name (``None =
-        None``, ``Ballot <- MCBallot``): TLC needs them under the cfg's names.  A name
-        the output defines maps to itself; otherwise the output's definition at the same
-        position (definition order in the system / wrapper module, same arity) is
+        None``, ``Ballot <- MCBallot``, and the ``MCBallot`` of it): TLC needs them under
+        the cfg's names.  A name the output defines maps to itself; otherwise the output's
+        definition at the same position (definition order in the system / wrapper module, same arity) is
         taken -- the order a renamed copy keeps.  Unmatched names are left alone (the
         output then lacks a name the cfg needs, a hidden-name failure)."""
         ref = self.ref
@@ -693,6 +693,9 @@ class BehaviorGrader:
         # unqualified overrides, and qualified ones (``NoHash = [Nano] NoHashVal``) whose
         # module the output renamed: both need the cfg's name on the output's definition
         names = {c.name for c in self.cfg.constants if c.name not in declared}
+        # and the right-hand side of a substitution (``Seq <- LimitedSeq``, ``Lim <- [Sys]
+        # MCLim``): TLC looks it up in the model, where a renamed wrapper calls it otherwise
+        names |= {c.value.strip() for c in self.cfg.constants if c.op == "<-"}
         # pair the reference's modules with the output's: the closures (EXTENDS and
         # unnamed INSTANCE) of both models, position by position
         g_files = {k: v for k, v in ref.files.items() if k != f"{ref.system_module}.tla"}
@@ -838,6 +841,12 @@ class BehaviorGrader:
             v.attempts.append("data graph: reference state graph not available")
             return False
         gc = copy.deepcopy(c)
+        # the output runs alone here: a qualified override of a reference module the
+        # output does not load is dropped (TLC rejects it), the output's copy gets it
+        present = {module_info(t).name for t in _pairing_closure(model, files)}
+        gc.constants = [k for k in gc.constants
+                        if not (k.module and k.module in self.ref.author_modules and k.module not in present)]
+        gc.constants += self._qualified_for_output(files)
         if shape is not None:
             gc.specification, gc.init, gc.next = name, None, None
         gtext, gflags = self._write(gc)
