@@ -139,6 +139,24 @@ def test_training_sets_halves_arms_and_epochs():
         build_training_set(recs, split, "A", "both")
 
 
+def test_tasks_without_a_description_have_no_pair():
+    """Real corpus: 10 test-set tasks have neither a TLA+-Bench description nor module
+    comments. A shared one is skipped (in both arms: the shared set is pairs); a split
+    task without one cannot be a task-pair example (the stage leaves them out of the split)."""
+    recs = _records()
+    recs[0] = recs[0] | {"description": ""}      # shared0: no description
+    split = split_halves([r["task_id"] for r in recs if r["task_id"].startswith("test")])
+    for arm in ("task_pair", "spec_only"):
+        ex = build_training_set(recs, split, "A", arm, seed=0)
+        assert "shared0" not in {e["task_id"] for e in ex}
+        assert len(ex) == 3 + int((split.half == "A").sum())
+    a_task = split.loc[split.half == "A", "task_id"].iloc[0]
+    recs2 = [r | {"description": "  "} if r["task_id"] == a_task else r for r in _records()]
+    with pytest.raises(ValueError, match="no description"):
+        build_training_set(recs2, split, "A", "task_pair")
+    assert a_task in {e["task_id"] for e in build_training_set(recs2, split, "A", "spec_only")}
+
+
 # --------------------------------------------------------------------- loss mask
 def test_labels_mask_exactly_the_prompt(tok):
     ex = {"task_id": "t", "prompt": build_prompt("finetuned", DESC) + "\n", "completion": SPEC}

@@ -298,3 +298,27 @@ def test_cli_params_file_errors_are_one_line(tmp_path):
     bad.write_text("generate: [unclosed\n")
     r = CliRunner().invoke(main, ["load", "--params", str(bad)])
     assert r.exit_code == 1 and "bad.yaml" in r.output and "ParserError" in r.output and "Traceback" not in r.output
+
+
+def test_a_task_without_description_is_listed_not_prompted(inputs, tmp_path):
+    """A test-set task whose corpus gives no description (10 on the real corpus) cannot be
+    posed: the generate stage lists it under ``no_description`` and samples the others;
+    the exposure stage leaves it out of the split and the scored items."""
+    from alias.exposure.stage import load_test_items, tasks_without_description
+
+    wd, base = inputs
+    d = tmp_path / "data"
+    shutil.copytree(wd / "data", d)
+    tasks = read_parquet(d / "ingest/tasks.parquet")
+    tid = sorted(tasks.task_id)[0]
+    tasks.loc[tasks.task_id == tid, "description"] = None
+    write_parquet(tasks, d / "ingest/tasks.parquet")
+    p = _params(base, {"fixture": {"backend": "replay", "path": str(FIXTURE)}})
+    st = generate_stage(p, "fixture", d / "ingest", d / "rename", d / "verify", out=d / "samples/fixture")
+    assert st["no_description"] == [tid] and st["tasks"] == 5
+    df = read_parquet(d / "samples/fixture/samples.parquet")
+    assert tid not in set(df.task_id) and df.task_id.nunique() == 5 and len(df) == 2 * 2 * 5 * 5
+    assert st["replay_errors"] == 20  # the fixture's records of that task: unknown_task
+    assert tasks_without_description(d / "ingest", d / "verify") == [tid]
+    test_ids, items = load_test_items(d / "ingest", d / "rename", d / "verify")
+    assert tid not in test_ids and len(test_ids) == 5 and tid not in {i["task_id"] for i in items}

@@ -47,7 +47,8 @@ from alias.exposure.loglik import LOGLIK_COLUMNS, aligned_identifier_spans, refe
 from alias.exposure.split import HALVES, SPLIT_SEED, split_halves
 from alias.exposure.trainsets import ARMS, build_training_set, task_records
 
-__all__ = ["DEFAULT_EXPOSURE_PARAMS", "REPORT_ARM", "exposure_params", "exposure_stage", "load_test_items"]
+__all__ = ["DEFAULT_EXPOSURE_PARAMS", "REPORT_ARM", "exposure_params", "exposure_stage", "load_test_items",
+           "tasks_without_description"]
 
 DATA = Path("data")
 #: Arm names of this package (``task_pair``) -> the report's spelling (``task-pair``).
@@ -94,10 +95,27 @@ def exposure_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return p
 
 
+def _described(tasks: pd.DataFrame, task_id: str) -> bool:
+    d = tasks.loc[task_id, "description"] if task_id in tasks.index else None
+    return isinstance(d, str) and bool(d.strip())
+
+
+def tasks_without_description(ingest_dir: Path, verify_dir: Path) -> list[str]:
+    """Verified test-set task ids whose description is missing or blank (sorted): the
+    exposure experiment leaves them out (see :func:`load_test_items`)."""
+    from alias.store.db import read_parquet
+
+    ts = read_parquet(Path(verify_dir) / "test_set.parquet")
+    tasks = read_parquet(Path(ingest_dir) / "tasks.parquet").set_index("task_id")
+    return sorted(t for t in ts.loc[ts["in_test_set"].astype(bool), "task_id"] if not _described(tasks, t))
+
+
 def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tuple[list[str], list[dict]]:
     """The test set and its scoring items.
 
-    Returns ``(test_ids, items)``: ``test_ids`` the verified test-set task ids (sorted);
+    Returns ``(test_ids, items)``: ``test_ids`` the verified test-set task ids (sorted)
+    that have a description (a task without one cannot be posed: not split, trained or
+    scored; :func:`tasks_without_description` lists them);
     ``items`` one dict per test task with a TLC configuration and condition (``original``;
     ``random`` when renaming succeeded): ``task_id``, ``condition``, ``description``,
     ``reference`` (system module text of that condition), ``identifiers`` (renamed names as
@@ -109,10 +127,10 @@ def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tup
     from alias.store.db import read_parquet
 
     ts = read_parquet(verify_dir / "test_set.parquet")
-    test_ids = sorted(ts.loc[ts["in_test_set"].astype(bool), "task_id"])
-    if not test_ids:
-        raise ValueError("the verified test set is empty")
     tasks = read_parquet(ingest_dir / "tasks.parquet").set_index("task_id")
+    test_ids = sorted(t for t in ts.loc[ts["in_test_set"].astype(bool), "task_id"] if _described(tasks, t))
+    if not test_ids:
+        raise ValueError("the verified test set has no task with a description")
     modules = read_parquet(ingest_dir / "modules.parquet")
     rtasks = read_parquet(rename_dir / "renamed_tasks.parquet").set_index("task_id")
     rmods = read_parquet(rename_dir / "renamed_modules.parquet")
@@ -283,7 +301,9 @@ def exposure_stage(params: Mapping[str, Any], ingest_dir: Path = DATA / "ingest"
     times["total_s"] = round(time.monotonic() - t_all, 2)
 
     summary: dict[str, Any] = {
-        "test_set": len(test_ids), "half_A": int((split.half == "A").sum()), "half_B": int((split.half == "B").sum()),
+        "test_set": len(test_ids),
+        "no_description": tasks_without_description(Path(ingest_dir), Path(verify_dir)),
+        "half_A": int((split.half == "A").sum()), "half_B": int((split.half == "B").sum()),
         "scored_items": len(items), "adapters": [{k: a[k] for k in ("adapter", "examples", "steps", "tokens_per_s",
                                                                    "wall_s")} for a in adapters],
         "samples": len(samples),

@@ -118,11 +118,12 @@ def build_training_set(records: Iterable[Mapping[str, Any]], split: pd.DataFrame
         A list of examples (dicts): ``task_id``, ``source`` (``"shared"`` or ``"half"``),
         ``format`` (``"pair"`` or ``"spec_only"``), ``prompt`` (the Appendix E prompt plus
         ``"\\n"``, or ``""``), ``completion`` (the specification). Length = number of shared
-        records + size of ``half``.
+        records with a description (one without has no pair to train on and is skipped,
+        in both arms: the shared set is the same pairs) + size of ``half``.
 
     Raises:
-        ValueError: unknown ``half``/``arm``, a split task without a record, a pair example
-            without a description, duplicate or malformed records.
+        ValueError: unknown ``half``/``arm``, a split task without a record, a split task
+            without a description in the task-pair arm, duplicate or malformed records.
     """
     if half not in HALVES:
         raise ValueError(f"half must be one of {HALVES}, got {half!r}")
@@ -146,6 +147,8 @@ def build_training_set(records: Iterable[Mapping[str, Any]], split: pd.DataFrame
             continue
         desc = r.get("description")
         if not isinstance(desc, str) or not desc.strip():
+            if source == "shared":
+                continue  # no pair to train on: a task outside the test set with no description
             raise ValueError(f"task {tid!r} has no description for a description-specification pair")
         examples.append({"task_id": tid, "source": source, "format": "pair",
                          "prompt": build_prompt("finetuned", desc) + PROMPT_SEPARATOR,

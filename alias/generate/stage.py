@@ -332,6 +332,11 @@ def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", r
     out = Path(out) if out is not None else DATA / "samples" / key
     out.mkdir(parents=True, exist_ok=True)
     tasks = load_test_set(ingest_dir, rename_dir, verify_dir, meaningful_dir)
+    # a task is posed by its description: a test-set task the corpus gives none (neither
+    # TLA+-Bench nor module comments) cannot be prompted and is listed, not sampled
+    has_desc = tasks.description.map(lambda d: isinstance(d, str) and bool(d.strip()))
+    no_description = sorted(tasks.loc[~has_desc, "task_id"])
+    tasks = tasks[has_desc].reset_index(drop=True)
     expected = {}
     for t in tasks.itertuples():
         expected[(t.task_id, "original")] = t.system_module
@@ -342,7 +347,8 @@ def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", r
     backend = entry["backend"]
     kind = entry.get("prompt") or _PROMPT_KIND.get(backend)
     status: dict[str, Any] = {"model_key": key, "backend": backend, "status": "ok", "reason": None,
-                              "conditions": conditions, "n_samples": n, "tasks": len(tasks)}
+                              "conditions": conditions, "n_samples": n, "tasks": len(tasks),
+                              "no_description": no_description}
     info: dict[str, Any] = {}
     requests = []
     if backend == "replay":
