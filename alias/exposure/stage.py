@@ -95,19 +95,22 @@ def exposure_params(params: Mapping[str, Any]) -> dict[str, Any]:
     return p
 
 
-def _described(tasks: pd.DataFrame, task_id: str) -> bool:
-    d = tasks.loc[task_id, "description"] if task_id in tasks.index else None
-    return isinstance(d, str) and bool(d.strip())
+def _test_ids_by_description(ingest_dir: Path, verify_dir: Path) -> tuple[list[str], list[str]]:
+    """(verified test-set task ids with a description, those without), each sorted."""
+    from alias.generate.prompts import has_description
+    from alias.store.db import read_parquet
+
+    ts = read_parquet(Path(verify_dir) / "test_set.parquet")
+    desc = read_parquet(Path(ingest_dir) / "tasks.parquet").set_index("task_id")["description"]
+    ids = sorted(ts.loc[ts["in_test_set"].astype(bool), "task_id"])
+    with_d = [t for t in ids if has_description(desc.get(t))]
+    return with_d, [t for t in ids if t not in set(with_d)]
 
 
 def tasks_without_description(ingest_dir: Path, verify_dir: Path) -> list[str]:
     """Verified test-set task ids whose description is missing or blank (sorted): the
     exposure experiment leaves them out (see :func:`load_test_items`)."""
-    from alias.store.db import read_parquet
-
-    ts = read_parquet(Path(verify_dir) / "test_set.parquet")
-    tasks = read_parquet(Path(ingest_dir) / "tasks.parquet").set_index("task_id")
-    return sorted(t for t in ts.loc[ts["in_test_set"].astype(bool), "task_id"] if not _described(tasks, t))
+    return _test_ids_by_description(ingest_dir, verify_dir)[1]
 
 
 def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tuple[list[str], list[dict]]:
@@ -126,9 +129,8 @@ def load_test_items(ingest_dir: Path, rename_dir: Path, verify_dir: Path) -> tup
     """
     from alias.store.db import read_parquet
 
-    ts = read_parquet(verify_dir / "test_set.parquet")
+    test_ids = _test_ids_by_description(ingest_dir, verify_dir)[0]
     tasks = read_parquet(ingest_dir / "tasks.parquet").set_index("task_id")
-    test_ids = sorted(t for t in ts.loc[ts["in_test_set"].astype(bool), "task_id"] if _described(tasks, t))
     if not test_ids:
         raise ValueError("the verified test set has no task with a description")
     modules = read_parquet(ingest_dir / "modules.parquet")

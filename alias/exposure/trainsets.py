@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from alias.exposure.split import HALVES
-from alias.generate.prompts import build_prompt
+from alias.generate.prompts import build_prompt, has_description
 
 __all__ = ["ARMS", "PROMPT_SEPARATOR", "task_records", "build_training_set", "epoch_orders",
            "tokenize_example", "IGNORE_INDEX"]
@@ -146,7 +146,7 @@ def build_training_set(records: Iterable[Mapping[str, Any]], split: pd.DataFrame
                              "completion": r["reference"]})
             continue
         desc = r.get("description")
-        if not isinstance(desc, str) or not desc.strip():
+        if not has_description(desc):
             if source == "shared":
                 continue  # no pair to train on: a task outside the test set with no description
             raise ValueError(f"task {tid!r} has no description for a description-specification pair")

@@ -38,6 +38,7 @@ __all__ = [
     "FINETUNED_SUFFIX",
     "TEMPLATES",
     "build_prompt",
+    "has_description",
     "template_sha256",
 ]
 
@@ -91,9 +92,15 @@ def build_prompt(
         prefix, suffix = TEMPLATES[kind]
     except KeyError:
         raise ValueError(f"unknown prompt kind {kind!r}; expected one of {sorted(TEMPLATES)}") from None
-    if not isinstance(description, str) or not description.strip():
+    if not has_description(description):
         raise ValueError("description must be a non-empty string")
     return prefix + description + suffix
+
+
+def has_description(description: object) -> bool:
+    """Whether a task can be posed: its description is a string with a non-blank character
+    (a corpus task with neither a TLA+-Bench description nor module comments has none)."""
+    return isinstance(description, str) and bool(description.strip())
 
 
 def template_sha256(kind: PromptKind) -> str:

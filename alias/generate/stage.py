@@ -334,7 +334,9 @@ def generate_stage(params: dict, key: str, ingest_dir: Path = DATA / "ingest", r
     tasks = load_test_set(ingest_dir, rename_dir, verify_dir, meaningful_dir)
     # a task is posed by its description: a test-set task the corpus gives none (neither
     # TLA+-Bench nor module comments) cannot be prompted and is listed, not sampled
-    has_desc = tasks.description.map(lambda d: isinstance(d, str) and bool(d.strip()))
+    from alias.generate.prompts import has_description
+
+    has_desc = tasks.description.map(has_description)
     no_description = sorted(tasks.loc[~has_desc, "task_id"])
     tasks = tasks[has_desc].reset_index(drop=True)
     expected = {}
