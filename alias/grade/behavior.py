@@ -8,12 +8,14 @@ module names ``AliasOut`` (the system module) and ``AliasOutModel`` (its model: 
 task's wrapper re-pointed at ``AliasOut``, or ``AliasOut`` itself), and runs two TLC
 checks, both with the task's cfg constants, state constraints, symmetry set and view:
 
-* **forward** -- module ``AliasForward`` EXTENDS ``AliasOutModel`` and instantiates R's
-  model module (``AliasRef == INSTANCE <model>``, every parameter substituted by the
-  same-named symbol of the translated output); TLC runs G's specification formula and
-  checks R's specification formula as a property and the cfg's invariants and properties
-  as ``AliasRef!...``, i.e. with R's own definitions.  It passes when every behavior of
-  G is a behavior of R and satisfies R's properties.
+* **forward** -- module ``AliasForward`` EXTENDS R's model module and instantiates the
+  output's model (``AliasG == INSTANCE AliasOutModel``, every parameter substituted by
+  the same-named symbol of R); TLC runs G's specification formula (``AliasG!Spec``) and
+  checks R's specification formula as a property and the cfg's invariants and
+  properties with R's own definitions.  It passes when every behavior of G is a
+  behavior of R and satisfies R's properties.  R is the root's EXTENDS closure, not an
+  instance, because TLC evaluates the constant-level definitions of an instantiated
+  module again at every use (a ``TypeOK`` over ``SortedSeqs``: once per state).
 * **reverse** -- module ``AliasReverse`` EXTENDS R's model module and instantiates the
   output; TLC runs R's specification (the cfg's) and checks G's safety formula
   ``I /\\ [][N]_v`` (see :mod:`alias.grade.specshape`), so an output that allows too
@@ -395,68 +397,51 @@ class BehaviorGrader:
         return for_jar(c, self.modern, supports_alias=self.modern)
 
     def forward(self, files: dict[str, str], model: str, spec_name: str | None) -> CheckResult:
+        """TLC runs G's specification formula and checks R's formula, invariants and
+        properties.  The root module EXTENDS R's model and instantiates G's
+        (``AliasG == INSTANCE <model>``): TLC pre-evaluates the constant-level
+        definitions of the root's EXTENDS closure once, but not those of a module it
+        instantiates with parameters, so R's invariants (``TypeOK`` over a set such as
+        ``SortedSeqs``) are evaluated as in R's own model run instead of once per state.
+        The output side gets the cfg's definition overrides qualified with its module
+        (``X <- [AliasOut] d``), as in :meth:`reverse`."""
         cfg = self.cfg
-        ref = self.ref
-        defs = [f"EXTENDS {model}", f"AliasRef == INSTANCE {ref.model_module}"]
+        defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
+        c = self._cfg_base()
         if cfg.specification:
-            defs.append(f"AliasRefSpec == AliasRef!{cfg.specification}")
+            defs.append(f"AliasRefSpec == {cfg.specification}")
         else:
             vs = ", ".join(self.r_vars)
-            defs.append(f"AliasRefSpec == AliasRef!{cfg.init} /\\ [][AliasRef!{cfg.next}]_<<{vs}>>")
-        c = self._cfg_base()
+            defs.append(f"AliasRefSpec == {cfg.init} /\\ [][{cfg.next}]_<<{vs}>>")
         for i, n in enumerate(cfg.invariants):
-            defs.append(f"AliasRefInv{i} == AliasRef!{n}")
+            defs.append(f"AliasRefInv{i} == {n}")
             c.invariants.append(f"AliasRefInv{i}")
         c.properties.append("AliasRefSpec")
         for i, n in enumerate(cfg.properties):
-            defs.append(f"AliasRefProp{i} == AliasRef!{n}")
+            defs.append(f"AliasRefProp{i} == {n}")
             c.properties.append(f"AliasRefProp{i}")
-        c.constraints = []
-        for i, n in enumerate(cfg.constraints):
-            defs.append(f"AliasRefCon{i} == AliasRef!{n}")
-            c.constraints.append(f"AliasRefCon{i}")
-        c.action_constraints = []
-        for i, n in enumerate(cfg.action_constraints):
-            defs.append(f"AliasRefAct{i} == AliasRef!{n}")
-            c.action_constraints.append(f"AliasRefAct{i}")
-        if cfg.symmetry:
-            defs.append(f"AliasRefSym == AliasRef!{cfg.symmetry}")
-            c.symmetry = "AliasRefSym"
-        if cfg.view:
-            defs.append(f"AliasRefView == AliasRef!{cfg.view}")
-            c.view = "AliasRefView"
-        # a cfg substitution ``c <- d`` or ``c <- [Mod] d`` whose ``d`` only the reference
-        # defines (e.g. in a wrapper the output side renamed): take R's definition
-        out_defs = set()
-        for m in {model, OUT}:
-            out_defs |= set(definition_arities(files[f"{m}.tla"]))
-        ref_ar = {}
-        for m in (ref.system_module, ref.model_module):
-            ref_ar.update(definition_arities(ref.files[f"{m}.tla"]))
-        for const in cfg.constants:
-            d = const.value.strip()
-            if const.op == "<-" and d not in out_defs and d in ref_ar:
-                n = ref_ar[d]
-                ps = ", ".join(f"alias_p{i}" for i in range(n))
-                defs.append(f"{d}({ps}) == AliasRef!{d}({ps})" if n else f"{d} == AliasRef!{d}")
-                out_defs.add(d)
-        # TLC applies an unqualified cfg override (``None = None``, ``Nat <- MCNat``) only
-        # in the root's scope; the instanced reference gets it as ``X = [Mod] v``
-        for i, (const, mod) in enumerate(self._overrides(self.ref.files, self.ref.author_modules)):
-            if const.op == "=":
-                c.constants.append(Constant(const.name, "=", const.value, mod))
-            elif not const.module and const.value in ref_ar and ref_ar[const.value] == 0:
-                defs.append(f"AliasRefSub{i} == AliasRef!{const.value}")
-                c.constants.append(Constant(const.name, "<-", f"AliasRefSub{i}", mod))
-        c.constants += self._qualified_for_output(files)
         if spec_name is not None:
-            c.specification, c.init, c.next = spec_name, None, None
+            defs.append(f"AliasGSpec == AliasG!{spec_name}")
+            c.specification, c.init, c.next = "AliasGSpec", None, None
         else:  # the cfg uses INIT/NEXT: the output's Init and Next
-            c.specification, c.init, c.next = None, "Init", "Next"
+            defs += ["AliasGInit == AliasG!Init", "AliasGNext == AliasG!Next"]
+            c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
+        c.constants += self._output_overrides(files)
         files = dict(files)
         files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs) + "\n")
         text, flags = self._write(c)
         return self._tlc(files, FORWARD, text, flags, "forward")
+
+    def _output_overrides(self, files: dict[str, str]) -> list[Constant]:
+        """The cfg's overrides of definitions, qualified for the staged output modules
+        (every staged file the reference does not have as is): the root is R's model,
+        so an unqualified entry reaches only R's definitions."""
+        out_mods = tuple(k[:-4] for k, t in files.items()
+                         if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t)
+        extra = [Constant(const.name, const.op, const.value, mod)
+                 for const, mod in self._overrides(files, out_mods)
+                 if const.op == "=" or not const.module]
+        return extra + self._qualified_for_output(files)
 
     def reverse(self, files: dict[str, str], model: str) -> CheckResult:
         ref = self.ref
@@ -466,13 +451,7 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.properties = ["AliasGSafety"]
         c.check_deadlock = False
-        # the output side's modules: every staged file the reference does not have as is
-        out_mods = tuple(k[:-4] for k, t in files.items()
-                         if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t)
-        for const, mod in self._overrides(files, out_mods):
-            if const.op == "=" or not const.module:
-                c.constants.append(Constant(const.name, const.op, const.value, mod))
-        c.constants += self._qualified_for_output(files)
+        c.constants += self._output_overrides(files)
         files = dict(files)
         files[f"{REVERSE}.tla"] = _module(REVERSE, body)
         text, flags = self._write(c)
