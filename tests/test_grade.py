@@ -251,3 +251,29 @@ def test_needs_grading_retries_timeouts_only_when_asked():
     assert not needs_grading(ok, "sig") and not needs_grading(ok, "sig", retry_timeouts=True)
     assert not needs_grading(slow, "sig")
     assert needs_grading(slow, "sig", retry_timeouts=True)
+
+
+def test_operator_renamed_copy_keeps_the_names_a_library_module_uses(sany):
+    """A task folder's own copy of a library module (ewd998 ships ``Functions``): the
+    library's ``SeqX`` EXTENDS it and uses ``Range`` by name, so the operator-renamed
+    control keeps ``Range`` (and what its module EXTENDS) and renames the rest; before,
+    the real EWD998ChanID and EWD998PCal copies failed SANY."""
+    from alias.grade.controls import operator_renamed
+
+    base = "---- MODULE Base ----\nEXTENDS Naturals\nTwice(n) == 2 * n\n====\n"
+    funcs = "---- MODULE Functions ----\nEXTENDS Base\nRange(f) == {f[x] : x \\in DOMAIN f}\n====\n"
+    seqx = ("---- MODULE SeqX ----\nEXTENDS Functions, Sequences\n"
+            "ToSet(s) == Range(s)\nDouble(n) == Twice(n)\n====\n")
+    sys_ = ("---- MODULE Sys ----\nEXTENDS SeqX\nVARIABLE x\nLimit == 3\n"
+            "Init == x = <<>>\nNext == Len(x) < Limit /\\ x' = Append(x, Double(Len(x)))\n"
+            "TypeOK == ToSet(x) \\subseteq Nat /\\ Range(x) \\subseteq Nat\n"
+            "Spec == Init /\\ [][Next]_x\n====\n")
+    ref = Reference(task_id="t.Sys.Sys", condition="original",
+                    files={"Base.tla": base, "Functions.tla": funcs, "SeqX.tla": seqx, "Sys.tla": sys_},
+                    system_module="Sys", model_module="Sys", cfg_text="SPECIFICATION Spec\nINVARIANT TypeOK\n",
+                    author_modules=("Base", "Functions", "Sys"))
+    mods, cfg_text, mapping = operator_renamed(ref, 1)
+    assert "Range" not in mapping and "Twice" not in mapping
+    assert {"Limit", "Init", "Next", "TypeOK", "Spec"} <= set(mapping)
+    ok, out = sany(dict(ref.files) | {f"{m}.tla": t for m, t in mods.items()}, "Sys")
+    assert ok, out[-1500:]

@@ -111,6 +111,27 @@ def reachable_states(ref: Reference, files: dict[str, str], runner: ToolRunner,
     return (r.distinct_states if r.kind == "success" else None), r.kind
 
 
+def _library_visible_definitions(author: dict[str, str], libs: dict[str, str]) -> set[str]:
+    """Definitions of the author modules that a library module imports by name, with
+    their EXTENDS closure among the author modules.  A task folder may ship its own copy
+    of a library module (ewd998's ``Functions``); the library's ``SequencesExt``
+    EXTENDS it and uses ``Range`` by that name, so renaming ``Range`` breaks SANY."""
+    from alias.tla.syntax import module_info
+
+    todo = [m for t in libs.values() for m in (lambda i: i.extends + i.instances)(module_info(t)) if m in author]
+    seen: set[str] = set()
+    names: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        info = module_info(author[m])
+        names |= set(info.definitions)
+        todo += [e for e in info.extends if e in author]
+    return names
+
+
 def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], str, dict[str, str]] | None:
     """A copy of the reference's author modules with its operators renamed to random
     same-width names: ``(modules, cfg_text, mapping)``, or None with nothing to rename."""
@@ -120,9 +141,10 @@ def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], s
     libs = {k[:-4]: v for k, v in ref.files.items() if k[:-4] not in author}
     res = rename_task(author, set(author), ref.cfg_text, seed, f"oprename:{ref.task_id}", libs)
     cfg = parse_cfg(ref.cfg_text)
-    overridden = {c.name for c in cfg.constants if c.op == "<-"}
+    # cfg-substituted names and the names a library module uses keep their names
+    keep = {c.name for c in cfg.constants if c.op == "<-"} | _library_visible_definitions(author, libs)
     mapping = {i["name"]: i["new_name"] for i in res.identifiers
-               if i["kind"] in OP_KINDS and i["name"] not in overridden}
+               if i["kind"] in OP_KINDS and i["name"] not in keep}
     if not mapping:
         return None
     mods = rename_names(author, mapping, author=set(author), library_modules=libs)
