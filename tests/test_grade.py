@@ -251,6 +251,16 @@ def test_needs_grading_retries_timeouts_only_when_asked():
     assert not needs_grading(ok, "sig") and not needs_grading(ok, "sig", retry_timeouts=True)
     assert not needs_grading(slow, "sig")
     assert needs_grading(slow, "sig", retry_timeouts=True)
+    # the right map timed out, a wrong one then failed (TLCSailfish1's renamed copy on a
+    # loaded machine): the verdict hit a time limit too
+    attempts = ["map {'vs': 'ev'} {'n1': 'vz', 'n2': 'jc'} : forward timeout: time limit reached",
+                "map {'vs': 'ev'} {'n1': 'vz', 'n2': 'bv'} : forward property_violated: Error: ..."]
+    hidden = ("sig", [{"grade": "behavior", "passed": False, "reason": "forward_property_violated",
+                       "detail": json.dumps({"attempts": attempts})}])
+    assert not needs_grading(hidden, "sig") and needs_grading(hidden, "sig", retry_timeouts=True)
+    clean = ("sig", [{"grade": "behavior", "passed": False, "reason": "forward_property_violated",
+                      "detail": json.dumps({"attempts": attempts[1:]})}])
+    assert not needs_grading(clean, "sig", retry_timeouts=True)
 
 
 def test_operator_renamed_copy_keeps_the_names_a_library_module_uses(sany):

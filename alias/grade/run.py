@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -102,10 +103,21 @@ def read_journal(path: Path) -> dict[tuple, tuple[str, list[dict]]]:
 
 def needs_grading(entry: tuple[str, list[dict]] | None, sig: str, retry_timeouts: bool = False) -> bool:
     """Whether a sample must be graded given its journal entry ``(signature, rows)``: no
-    entry, another signature, or (with ``retry_timeouts``) a verdict that hit a time limit."""
+    entry, another signature, or (with ``retry_timeouts``) a verdict that hit a time limit:
+    its reason is a timeout, or one of its map attempts timed out (the right map timing
+    out on a loaded machine, then a wrong one failing, reads as a property violation)."""
     if entry is None or entry[0] != sig:
         return True
-    return retry_timeouts and any("timeout" in str(r.get("reason") or "") for r in entry[1])
+    return retry_timeouts and any("timeout" in str(r.get("reason") or "") or _attempt_timed_out(r)
+                                  for r in entry[1])
+
+
+def _attempt_timed_out(row: dict) -> bool:
+    try:
+        attempts = json.loads(row.get("detail") or "{}").get("attempts") or []
+    except (TypeError, ValueError, AttributeError):
+        return False
+    return any(re.search(r": (forward|reverse) timeout:", str(a)) for a in attempts)
 
 
 class Journal:
