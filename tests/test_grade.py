@@ -287,3 +287,19 @@ def test_operator_renamed_copy_keeps_the_names_a_library_module_uses(sany):
     assert {"Limit", "Init", "Next", "TypeOK", "Spec"} <= set(mapping)
     ok, out = sany(dict(ref.files) | {f"{m}.tla": t for m, t in mods.items()}, "Sys")
     assert ok, out[-1500:]
+
+
+def test_behavior_grade_names_a_syntax_error_not_a_variable_count(tool_config, tmp_path):
+    """An output tree-sitter cannot read has a VARIABLE line the grader cannot see; the
+    reason says so (found by a newcomer: ``variable_count_differs: reference 2, output 0``)."""
+    from alias.grade.behavior import grade_behavior
+
+    text = "---- MODULE M ----\nVARIABLE x\nInit == x = 0\nNext == x' = x +\n===="
+    ref = Reference(task_id="t.M", condition="original", files={"M.tla": text.replace("x +", "x + 1")},
+                    system_module="M", model_module="M", cfg_text="INIT Init\nNEXT Next\n", author_modules=("M",))
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    v = grade_behavior(ref, text, runner)
+    assert not v.passed and v.reason == "output_syntax_error: no variable declaration readable"
+    assert runner.calls == []  # decided before any TLC run
+    ok = grade_behavior(ref, text.replace("x +", "x + 2"), runner)
+    assert ok.reason != v.reason and not ok.reason.startswith("output_syntax_error")

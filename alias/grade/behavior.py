@@ -90,7 +90,7 @@ class BehaviorVerdict:
     """Result of :func:`grade_behavior`.
 
     ``passed``; ``reason`` (``None`` on a pass, else a code such as
-    ``variable_count_differs``, ``no_spec_formula``, ``no_map_passes``); ``method``:
+    ``variable_count_differs``, ``output_syntax_error``, ``no_spec_formula``, ``no_map_passes``); ``method``:
     ``'refinement'`` (forward and reverse TLC checks), ``'label_map'`` (with a map of
     control-label strings) or ``'data_graph'`` (projected state graphs, Appendix I);
     ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
@@ -569,6 +569,10 @@ class BehaviorGrader:
             # the reference's wrapper EXTENDS the system module: that is the output now
             g_files[f"{self.ref.system_module}.tla"] = out.modules[out.system]
         g_vars, g_consts = _declared(_extends_closure(g_root, g_files))
+        if not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
+            # a module tree-sitter cannot read declares nothing it can see: say so, not
+            # "output 0 variables" for an output that has a VARIABLE line
+            return self._done(v, "output_syntax_error: no variable declaration readable")
         if len(g_vars) != len(self.r_vars):
             return self._done(v, f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}")
         if len(g_consts) != len(self.r_consts):
