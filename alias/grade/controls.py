@@ -118,7 +118,10 @@ def _library_visible_definitions(author: dict[str, str], libs: dict[str, str]) -
     EXTENDS it and uses ``Range`` by that name, so renaming ``Range`` breaks SANY."""
     from alias.tla.syntax import module_info
 
-    todo = [m for t in libs.values() for m in (lambda i: i.extends + i.instances)(module_info(t)) if m in author]
+    todo: list[str] = []
+    for text in libs.values():
+        info = module_info(text)
+        todo += [m for m in info.extends + info.instances if m in author]
     seen: set[str] = set()
     names: set[str] = set()
     while todo:
