@@ -436,10 +436,8 @@ class BehaviorGrader:
         """The cfg's overrides of definitions, qualified for the staged output modules
         (every staged file the reference does not have as is): the root is R's model,
         so an unqualified entry reaches only R's definitions."""
-        out_mods = tuple(k[:-4] for k, t in files.items()
-                         if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t)
         extra = [Constant(const.name, const.op, const.value, mod)
-                 for const, mod in self._overrides(files, out_mods)
+                 for const, mod in self._overrides(files, self._output_modules(files))
                  if const.op == "=" or not const.module]
         return extra + self._qualified_for_output(files)
 
@@ -457,14 +455,18 @@ class BehaviorGrader:
         text, flags = self._write(c)
         return self._tlc(files, REVERSE, text, flags, "reverse")
 
+    def _output_modules(self, files: dict[str, str]) -> tuple[str, ...]:
+        """The staged output side: every staged module the reference does not have as is."""
+        return tuple(k[:-4] for k, t in files.items()
+                     if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t)
+
     def _qualified_for_output(self, files: dict[str, str]) -> list[Constant]:
         """A qualified cfg override ``X = [Mod] v`` (or ``X <- [Mod] d``) again for each
         staged output module other than ``Mod`` that defines ``X`` after translation: the
         output's copy of ``Mod`` under another name (a renamed imported module) needs it
         too, or TLC evaluates the definition the cfg replaces (an unbounded CHOOSE)."""
         declared = set(self.r_consts)
-        out_mods = [k[:-4] for k, t in files.items()
-                    if k[:-4] not in (FORWARD, REVERSE) and self.ref.files.get(k) != t]
+        out_mods = self._output_modules(files)
         extra = []
         for const in self.cfg.constants:
             if not const.module or const.name in declared:
