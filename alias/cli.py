@@ -1,172 +1,101 @@
-"""The ``alias`` command line: one command per DVC stage, plus ``alias query``."""
+"""The ``alias-cir`` command line: one command per DVC stage (built from
+:data:`alias.stages.registry.STAGES`), plus ``query`` and ``grade-file``.
+
+Every command reads the typed configuration once (``--params``, default ``params.yaml``).
+An error that bad input or setup causes (:class:`alias.errors.AliasError`, a missing
+file) is printed as one line and exits 1.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from alias.params import load_params
+from alias.api import grade_output
+from alias.config import CONDITIONS, Config, load_config
+from alias.errors import AliasError
+from alias.grade.run import GRADES
+from alias.stages.registry import STAGES
+from alias.store.db import query as run_query
 
 console = Console()
+_PARAMS = click.option("--params", "params_file", default="params.yaml", show_default=True,
+                       type=click.Path(dir_okay=False), help="DVC parameters file.")
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Errors caused by input or setup: printed as one line, exit status 1."""
-    from alias.corpus.ingest import IngestError
-    from alias.generate.types import BatchError
-    from alias.rename.proposers import ProposerError
-    from alias.store.db import StoreError
-    from alias.tla.cfg import CfgError
-    from alias.tla.tools import ToolError
-
-    return (IngestError, StoreError, CfgError, ToolError, FileNotFoundError, ProposerError, BatchError)
-
-
-def _read_params(params_file: str) -> dict:
-    """``load_params`` for a command: a missing or malformed file is a one-line error (a
-    mistyped ``--params`` must not run silently on the defaults)."""
-    import yaml
-    from pathlib import Path
-
-    if not Path(params_file).is_file():
-        raise click.ClickException(f"params file {params_file!r} not found")
+def _guard(fn: Callable[[], Any]) -> Any:
+    """Run ``fn``; an input or setup error becomes a one-line ``Error: <Type>: <message>``."""
     try:
-        return load_params(params_file)
-    except (yaml.YAMLError, ValueError) as e:
-        raise click.ClickException(f"params file {params_file!r}: {type(e).__name__}: {e}") from e
-
-
-def _run(fn, params_file: str) -> None:
-    params = _read_params(params_file)
-    try:
-        summary = fn(params)
-    except _user_errors() as e:
+        return fn()
+    except (AliasError, FileNotFoundError) as e:
         raise click.ClickException(f"{type(e).__name__}: {e}") from e
-    console.print_json(json.dumps(summary, default=str))
 
 
-@click.group()
+def _config(params_file: str) -> Config:
+    return _guard(lambda: load_config(params_file))
+
+
+class _InOrder(click.Group):
+    """Commands listed in pipeline order, then ``query`` and ``grade-file``."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+@click.group(cls=_InOrder)
 @click.version_option(package_name="alias-cir")
 def main() -> None:
     """ALIAS: consistent identifier renaming (CIR) studies of LLM-written TLA+ specs."""
 
 
-def _stage(name: str, fn_name: str, help_text: str):
-    @main.command(name=name, help=help_text)
-    @click.option("--params", "params_file", default="params.yaml", show_default=True,
-                  help="DVC parameters file.")
-    def cmd(params_file: str) -> None:
-        from alias import stages
+def _stage_command(stage: ModuleType) -> click.Command:
+    """One command for a stage module: ``run(config, config.paths[, key])``, the summary
+    printed as JSON."""
+    help_text = (stage.__doc__ or stage.NAME).strip().split("\n\n")[0].replace("\n", " ")
 
-        _run(getattr(stages, fn_name), params_file)
+    def callback(params_file: str, key: str | None = None) -> None:
+        config = _config(params_file)
+        if key is not None:
+            section = getattr(config.generate, stage.KEYED.split(".")[1])
+            if key not in section:
+                raise click.ClickException(f"no model {key!r} in {stage.KEYED} "
+                                           f"(have: {', '.join(section) or 'none'})")
+        args = (config, config.paths) + ((key,) if key is not None else ())
+        summary = _guard(lambda: stage.run(*args))
+        console.print_json(json.dumps(summary, default=str))
 
-    return cmd
-
-
-_stage("ingest", "ingest_stage", "Corpus directory -> tasks, modules, descriptions (data/ingest).")
-_stage("rename", "rename_stage", "CIR-rename every task with same-length seeded names (data/rename).")
-_stage("verify", "verify_stage", "SANY + TLC on original and renamed copies -> test set (data/verify).")
-_stage("identifiers", "identifiers_stage", "Identifier kinds and hidden required names (data/identifiers).")
-_stage("controls", "controls_stage", "Grader validation (Appendix J): controls and mutants graded (data/controls).")
-_stage("meaningful", "meaningful_stage",
-       "Meaningful names (Appendix R): proposed maps applied and re-verified (data/meaningful).")
-
-
-def _generate_stage(name: str, fn_name: str, help_text: str):
-    """A stage command whose function lives in :mod:`alias.generate.stage`."""
-    @main.command(name=name, help=help_text)
-    @click.option("--params", "params_file", default="params.yaml", show_default=True,
-                  help="DVC parameters file.")
-    def cmd(params_file: str) -> None:
-        from alias.generate import stage
-
-        _run(getattr(stage, fn_name), params_file)
-
-    return cmd
+    params: list[click.Parameter] = [click.Option(["--params", "params_file"], default="params.yaml", show_default=True,
+                                                  type=click.Path(dir_okay=False), help="DVC parameters file.")]
+    if getattr(stage, "KEYED", None):
+        params.append(click.Option(["--model", "key"], required=True, help=f"A key of params {stage.KEYED}."))
+    return click.Command(stage.NAME.replace("_", "-"), callback=callback, params=params, help=help_text)
 
 
-_generate_stage("tiny-model", "tiny_model_stage", "Build the tiny local model of the embedded default (models/tiny).")
-
-
-@main.command(name="grade")
-@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
-def grade_cmd(params_file: str) -> None:
-    """Grade every generated sample (data/samples/*, data/exposure/samples.parquet) by parse,
-    name and behavior (data/grades)."""
-    from pathlib import Path
-
-    from alias.exposure.stage import exposure_params
-    from alias.generate.stage import grade_stage
-
-    _run(lambda params: grade_stage(
-        params, extra_samples=[Path(exposure_params(params)["out"]) / "samples.parquet"]), params_file)
-
-
-@main.command(name="exposure")
-@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
-def exposure_cmd(params_file: str) -> None:
-    """Experiment 2: split, LoRA adapters, fine-tuned samples, reference log-likelihoods
-    (data/exposure, models/exposure)."""
-    from alias.exposure.stage import exposure_stage
-
-    try:
-        _run(exposure_stage, params_file)
-    except ValueError as e:
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
-
-
-@main.command(name="generate")
-@click.option("--model", "key", required=True, help="A key of params generate.models.")
-@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
-def generate_cmd(key: str, params_file: str) -> None:
-    """Generate (or replay) the samples of one model -> data/samples/KEY."""
-    from alias.generate.replay import ReplayFileError
-    from alias.generate.stage import GenerateConfigError, generate_stage
-    from alias.generate.types import BatchError
-
-    try:
-        _run(lambda params: generate_stage(params, key), params_file)
-    except (GenerateConfigError, ReplayFileError, BatchError) as e:
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
-
-
-@main.command(name="continuation")
-@click.option("--params", "params_file", default="params.yaml", show_default=True, help="DVC parameters file.")
-def continuation_cmd(params_file: str) -> None:
-    """File continuation (Appendix L): each model of params continuation.models continues the
-    first 40% of every test-set file and of its renamed copy -> data/continuation."""
-    from alias.generate.continuation_stage import continuation_stage
-    from alias.generate.stage import GenerateConfigError
-    from alias.generate.types import BatchError
-
-    try:
-        _run(continuation_stage, params_file)
-    except (GenerateConfigError, BatchError, ValueError) as e:
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
-
-
-_stage("load", "load_stage", "Build data/alias.duckdb from the stage tables and sql/ views.")
-_stage("report", "report_stage", "Every table, figure (PNG + plot data) and metrics file under reports/.")
+for _stage in STAGES.values():
+    main.add_command(_stage_command(_stage))
 
 
 @main.command()
 @click.argument("sql")
-@click.option("--db", default="data/alias.duckdb", show_default=True)
-@click.option("--limit", default=200, show_default=True, help="Rows to print at most.")
+@click.option("--db", default=None, help="The DuckDB store (default: paths.store of --params).")
+@_PARAMS
+@click.option("--limit", default=200, show_default=True, type=click.IntRange(min=1), help="Rows to print at most.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (all columns, untruncated) instead of a table.")
-def query(sql: str, db: str, limit: int, as_csv: bool) -> None:
+def query(sql: str, db: str | None, params_file: str, limit: int, as_csv: bool) -> None:
     """Run SQL against the store and print a table."""
-    from alias.store.db import StoreError, query as run_query
-
     if not sql.strip():
         raise click.ClickException("empty SQL: pass a statement, e.g. \"SELECT * FROM v_test_set\"")
+    db_path = Path(db) if db else _config(params_file).paths.store
     try:
-        df = run_query(sql, db)
-    except StoreError as e:
+        df = run_query(sql, db_path)
+    except AliasError as e:
         raise click.ClickException(str(e)) from e
     except Exception as e:  # a SQL error is the user's to fix: print it, no traceback
         raise click.ClickException(f"{type(e).__name__}: {e}") from e
@@ -175,14 +104,48 @@ def query(sql: str, db: str, limit: int, as_csv: bool) -> None:
     if as_csv:
         click.echo(df.head(limit).to_csv(index=False), nl=False)
         return
+    _print_table(df.head(limit))
+    if len(df) > limit:
+        console.print(f"({len(df) - limit} more rows)")
+
+
+def _print_table(df) -> None:
     table = Table(show_lines=False)
     for c in df.columns:
         table.add_column(str(c))
-    for row in df.head(limit).itertuples(index=False):
+    for row in df.itertuples(index=False):
         table.add_row(*["" if v is None else str(v) for v in row])
     console.print(table)
-    if len(df) > limit:
-        console.print(f"({len(df) - limit} more rows)")
+
+
+@main.command("grade-file")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--task", "task_id", required=True, help="The task_id to grade against (see v_test_set).")
+@click.option("--condition", type=click.Choice(CONDITIONS), default="original", show_default=True)
+@click.option("--grades", default=",".join(GRADES), show_default=True, help="Comma-separated grades.")
+@click.option("--store", default=None, help="DuckDB store or data folder (default: paths.store of --params).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
+@_PARAMS
+def grade_file(file: str, task_id: str, condition: str, grades: str, store: str | None, as_json: bool,
+               params_file: str) -> None:
+    """Grade one model output FILE (raw text: fences, prose and Unicode are handled) by
+    parse, name and behavior against a task of the built test set."""
+    config = _config(params_file)
+    text = Path(file).read_text(encoding="utf-8", errors="replace")
+    wanted = [g.strip() for g in grades.split(",") if g.strip()]
+    verdicts = _guard(lambda: grade_output(text, task_id, condition, store or config.paths.store, wanted,
+                                           config=config))
+    if as_json:
+        click.echo(json.dumps(verdicts, indent=2, default=str))
+        return
+    keys = ("grade", "passed", "reason", "tlc_kind", "distinct_states", "method", "mapping", "cfg_changes",
+            "error_text")
+    table = Table(show_lines=True)
+    for k in keys:
+        table.add_column(k)
+    for v in verdicts:
+        table.add_row(*["" if v.get(k) is None else str(v.get(k)) for k in keys])
+    console.print(table)
 
 
 if __name__ == "__main__":  # pragma: no cover

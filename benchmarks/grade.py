@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO / "tests"))
 def embedded_refs(seed: int = 7) -> dict:
     from test_grade import embedded_reference
 
-    from alias.grade.reference import Reference
+    from alias.corpus.testset import Reference
     from alias.rename.cir import rename_task
 
     refs = {}
@@ -63,10 +63,9 @@ def main() -> None:
     from alias.tla.tools import ToolConfig, find_jar
 
     if args.data:
-        from alias.grade.reference import load_references
+        from alias.api import load_test_set
 
-        d = Path(args.data)
-        refs = load_references(d / "ingest", d / "rename", d / "verify")
+        refs = load_test_set(Path(args.data)).references()
     else:
         refs = embedded_refs()
     config = ToolConfig(jar=find_jar(None), timeout_s=300, memory_mb=1024)

@@ -21,11 +21,23 @@ On CPU only part 1 runs (with ``--tiny-only``); it is the check the device run r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from alias.config import load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _appendix_e(**over):
+    """The Appendix E LoRA settings: ``params.yaml`` ``exposure.lora`` with the paper's
+    learning rate and warm-up (the embedded default lowers them for its 9-step runs)."""
+    return dataclasses.replace(load_config(REPO / "params.yaml").exposure.lora,
+                               **({"lr": 2e-4, "warmup_steps": 100} | over))
 
 
 def _examples(tokenizer, n: int, seq_len: int, texts: list[str]) -> list[dict]:
@@ -76,7 +88,7 @@ def main() -> None:
 
     tok = AutoTokenizer.from_pretrained(tiny, local_files_only=True)
     ex = _examples(tok, 8, min(args.seq_len, 1024), texts)
-    run = train_lora(tiny, ex, work / "tiny-adapter", {"epochs": 1}, device=dev)
+    run = train_lora(tiny, ex, work / "tiny-adapter", _appendix_e(epochs=1), device=dev)
     result["tiny"] = {"tokens_per_s": round(run.tokens_per_s, 1), "steps": run.n_steps, "wall_s": round(run.wall_s, 2),
                       "dtype": run.dtype, "device": run.device, "targets": run.target_modules,
                       "loss_first_last": [float(run.log.loss.iloc[0]), float(run.log.loss.iloc[-1])],
@@ -111,7 +123,7 @@ def main() -> None:
     dump()
     ex = _examples(tok, args.steps, args.seq_len, texts)
     t2 = time.monotonic()
-    run = train_lora(big, ex, work / "big-adapter", {"epochs": 1}, device="cuda")
+    run = train_lora(big, ex, work / "big-adapter", _appendix_e(epochs=1), device="cuda")
     result["qwen14b_shape"].update({
         "tokens_per_s": round(run.tokens_per_s, 1), "steps": run.n_steps, "wall_s": round(run.wall_s, 2),
         "tokens_per_step": [int(t) for t in run.log.tokens], "dtype": run.dtype,

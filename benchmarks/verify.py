@@ -22,8 +22,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from alias import stages  # noqa: E402
-from alias.params import load_params  # noqa: E402
+import dataclasses  # noqa: E402
+
+from alias.config import load_config  # noqa: E402
+from alias.stages import ingest, rename, verify  # noqa: E402
 from alias.store.db import read_parquet, write_parquet  # noqa: E402
 
 
@@ -39,25 +41,24 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="verify only the first N tasks (0 = all)")
     args = ap.parse_args()
 
-    params = load_params(REPO / "params.yaml")
-    params["corpus"].update(path=str(Path(args.corpus).resolve()), descriptions=args.descriptions or None,
-                            library=[str(Path(p).resolve()) for p in args.library if Path(p).is_dir()],
-                            max_expected_runtime_s=args.max_runtime)
-    params["tla"].update(timeout_s=args.timeout, workers=1)
+    config = load_config(REPO / "params.yaml", {
+        "corpus.path": str(Path(args.corpus).resolve()), "corpus.descriptions": args.descriptions or "",
+        "corpus.library": [str(Path(p).resolve()) for p in args.library if Path(p).is_dir()],
+        "corpus.max_expected_runtime_s": args.max_runtime, "tla.timeout_s": args.timeout, "tla.workers": 1})
     work = Path(tempfile.mkdtemp(prefix="alias-bench-"))
     old = os.getcwd()
     os.chdir(work)
     try:
-        stages.ingest_stage(params)
+        ingest.run(config, config.paths)
         if args.limit:
-            t = read_parquet("data/ingest/tasks.parquet").head(args.limit)
-            write_parquet(t, "data/ingest/tasks.parquet")
-        stages.rename_stage(params)
+            t = read_parquet(config.paths.ingest / "tasks.parquet").head(args.limit)
+            write_parquet(t, config.paths.ingest / "tasks.parquet")
+        rename.run(config, config.paths)
         times = {}
         for parallel in (1, 2):
-            params["tla"]["parallel"] = parallel
+            c = dataclasses.replace(config, tla=dataclasses.replace(config.tla, parallel=parallel))
             t0 = time.perf_counter()
-            summary = stages.verify_stage(params, out=Path(f"data/verify_p{parallel}"))
+            summary = verify.run(c, dataclasses.replace(c.paths, verify=Path(f"data/verify_p{parallel}")))
             times[parallel] = time.perf_counter() - t0
             print(f"parallel={parallel}: {times[parallel]:8.1f} s wall, "
                   f"{summary['tasks']} tasks, {summary['test_set']} in the test set", flush=True)

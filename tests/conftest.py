@@ -1,11 +1,24 @@
 """Shared fixtures: the real corpus (skipped when absent) and a TLA+ tool config."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+from alias.config import Config, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+_SHARED = REPO.parent / "shared" / "corpus"
+
+
+def embedded_config(overrides: dict | None = None) -> Config:
+    """The repository's ``params.yaml`` with absolute corpus paths (so a test may run in
+    another folder) and ``overrides`` (dotted keys, as ``dvc exp run -S``)."""
+    base = {"corpus.path": str(REPO / "alias/corpus/embedded"),
+            "corpus.descriptions": str(REPO / "alias/corpus/embedded/descriptions.json"), "corpus.library": [],
+            "generate.replay.fixture.path": str(REPO / "data/replay/embedded_outputs.jsonl")}
+    return load_config(REPO / "params.yaml", base | (overrides or {}))
 
 
 @pytest.fixture(scope="session")
@@ -61,22 +74,35 @@ def sany():
 
 @pytest.fixture(scope="session")
 def embedded_stage_inputs(tmp_path_factory):
-    """``(workdir, params)``: ``data/ingest`` and ``data/rename`` of the embedded corpus
-    under ``workdir`` and a test set holding every task (as verify finds on the embedded
-    corpus, see test_pipeline), without TLC. Shared by the generate/continuation tests."""
+    """``(workdir, config)``: the ingest and rename tables of the embedded corpus under
+    ``workdir`` (``config.paths`` points there) and a test set holding every task (as
+    verify finds on the embedded corpus, see test_pipeline), without TLC. Shared by the
+    generate/continuation tests."""
     import pandas as pd
 
-    from alias import stages
-    from alias.params import load_params
+    from alias.stages import ingest, rename
     from alias.store.db import read_parquet, write_parquet
 
-    repo = Path(__file__).resolve().parents[1]
     wd = tmp_path_factory.mktemp("embedded-inputs")
-    p = load_params(repo / "params.yaml")
-    p["corpus"].update(path=str(repo / "alias/corpus/embedded"),
-                       descriptions=str(repo / "alias/corpus/embedded/descriptions.json"), library=[])
-    stages.ingest_stage(p, out=wd / "data/ingest")
-    stages.rename_stage(p, inp=wd / "data/ingest", out=wd / "data/rename")
-    tasks = read_parquet(wd / "data/ingest/tasks.parquet")
-    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), wd / "data/verify/test_set.parquet")
-    return wd, p
+    c = embedded_config()
+    c = dataclasses.replace(c, paths=c.paths.under(wd))
+    ingest.run(c, c.paths)
+    rename.run(c, c.paths)
+    tasks = read_parquet(c.paths.ingest / "tasks.parquet")
+    write_parquet(pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True}), c.paths.verify / "test_set.parquet")
+    return wd, c
+
+
+def folders_under(root: Path) -> dict[str, Path]:
+    """The stage folders of ``params.yaml`` ``paths`` below ``root``, by key (what
+    :func:`alias.store.db.build_store` reads)."""
+    return dataclasses.asdict(embedded_config().paths.under(root))
+
+
+def table_path(table: str) -> Path:
+    """Where a stage writes the (first) Parquet file of store table ``table``, relative to
+    the repository."""
+    from alias.store.models import TABLE_SOURCES
+
+    key, name = TABLE_SOURCES[table][1][0]
+    return getattr(embedded_config().paths, key) / name

@@ -1,17 +1,20 @@
 """The continuation stage (Appendix L) on the embedded corpus: tiny local model, skipped providers."""
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
+import yaml
 
-from alias.generate.continuation import (CONTINUATION_COLUMNS, longest_shared_token_run, prefix_line_count,
-                                         strip_fences)
-from alias.generate.continuation_stage import continuation_items, continuation_stage
-from alias.generate.stage import GenerateConfigError
+from alias.config import ConfigError
+from alias.corpus.testset import TestSet
+from alias.generate.continuation import (CONTINUATION_COLUMNS, continuation_items, longest_shared_token_run,
+                                         prefix_line_count, strip_fences)
+from alias.stages import continuation
 from alias.store.db import read_parquet
+from conftest import embedded_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -22,22 +25,31 @@ def inputs(embedded_stage_inputs):
     return embedded_stage_inputs
 
 
-def _run(wd: Path, params: dict, out: Path) -> dict:
-    d = wd / "data"
-    return continuation_stage(params, d / "ingest", d / "rename", d / "verify", out=out)
+def _run(wd: Path, c, out: Path) -> dict:
+    return continuation.run(c, dataclasses.replace(c.paths, continuation=out))
 
 
-def _params(base: dict, models: dict, keys: list[str], **cont) -> dict:
-    p = copy.deepcopy(base)
-    p["generate"]["models"] = models
-    p["continuation"] = {"models": keys, "n_samples": 1, "max_new_tokens": 16} | cont
-    return p
+def _raw(models: dict, keys: list[str]) -> dict:
+    groups = {"local": {}, "providers": {}, "replay": {}}
+    for k, e in models.items():
+        groups[{"local": "local", "replay": "replay"}.get(e["backend"], "providers")][k] = e
+    return {f"generate.{g}": m for g, m in groups.items()} | {
+        "continuation.models": keys, "continuation.n_samples": 1, "continuation.max_new_tokens": 16}
+
+
+def _params(base, models: dict, keys: list[str]):
+    c = embedded_config(_raw(models, keys))
+    return dataclasses.replace(c, paths=base.paths)
+
+
+def _items(base):
+    return continuation_items(TestSet.load(base.paths), "tlaplus/Examples")
 
 
 def test_items_follow_the_prefix_rule_and_name_the_renamed_file(inputs):
-    wd, _ = inputs
+    wd, base = inputs
     d = wd / "data"
-    items = continuation_items(d / "ingest", d / "rename", d / "verify", "tlaplus/Examples")
+    items = _items(base)
     mods = read_parquet(d / "ingest/modules.parquet")
     ren = read_parquet(d / "rename/renamed_modules.parquet")
     assert len(items) == 12 and [i.condition for i in items[:2]] == ["original", "random"]
@@ -64,7 +76,7 @@ def test_tiny_local_model_writes_two_rows_per_task(inputs, tmp_path):
     if not (tiny / "model.safetensors").exists():
         tiny = build_tiny_model(embedded_texts(), tmp_path / "tiny", train_steps=10)
     entry = {"backend": "local", "model_dir": str(tiny), "temperature": 0.7, "top_p": 0.95, "batch_size": 12,
-             "seed": 0, "max_new_tokens": 999}
+             "seed": 0, "max_new_tokens": 999, "stop_at_closing_line": True}
     st = _run(wd, _params(base, {"tiny": entry}, ["tiny"]), tmp_path / "out")
     assert st["models"]["tiny"] == {"backend": "local", "status": "ok", "reason": None, "requests": 12,
                                           "samples": 12, "failed": 0}
@@ -75,9 +87,7 @@ def test_tiny_local_model_writes_two_rows_per_task(inputs, tmp_path):
         t: ["original", "random"] for t in sorted(set(df.task_id))} and df.task_id.nunique() == 6
     assert (df.model == "tiny").all() and (df.sample_idx == 0).all()
     assert str(df.longest_run.dtype) in ("int64", "Int64") and df.longest_run.notna().all()
-    d = wd / "data"
-    items = {(i.task_id, i.condition): i for i in continuation_items(d / "ingest", d / "rename", d / "verify",
-                                                                     "tlaplus/Examples")}
+    items = {(i.task_id, i.condition): i for i in _items(base)}
     for r in df.itertuples():
         it = items[(r.task_id, r.condition)]
         assert r.prefix_lines == it.prefix_lines and r.reference_remainder == it.remainder
@@ -92,7 +102,7 @@ def test_provider_without_key_and_replay_are_skipped(inputs, tmp_path, monkeypat
 
     wd, base = inputs
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    models = {"opus": {"backend": "anthropic", "model": "claude-opus-4-8", "max_tokens": 8192},
+    models = {"opus": {"backend": "anthropic", "enabled": True, "model": "claude-opus-4-8", "max_tokens": 8192},
               "fixture": {"backend": "replay", "path": "data/replay/embedded_outputs.jsonl"}}
     st = _run(wd, _params(base, models, ["opus", "fixture"]), tmp_path / "out")
     err = capsys.readouterr().err
@@ -104,12 +114,13 @@ def test_provider_without_key_and_replay_are_skipped(inputs, tmp_path, monkeypat
     assert list(df.columns) == CONTINUATION_COLUMNS and df.empty
     assert not (tmp_path / "out/opus/ledger.sqlite").exists()  # nothing registered without a key
     # an unknown key is a one-line error of the command, before any work
-    import yaml
-
-    p = _params(base, models, ["nope"])
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    for k, v in _raw(models, ["nope"]).items():
+        sec, key = k.split(".")
+        raw[sec][key] = v
     f = tmp_path / "params.yaml"
-    f.write_text(yaml.safe_dump(p), encoding="utf-8")
+    f.write_text(yaml.safe_dump(raw), encoding="utf-8")
     res = CliRunner().invoke(main, ["continuation", "--params", str(f)])
-    assert res.exit_code == 1 and "GenerateConfigError: no model 'nope'" in res.output
-    with pytest.raises(GenerateConfigError):
-        _run(wd, p, tmp_path / "out2")
+    assert res.exit_code == 1 and "ConfigError" in res.output and "continuation.models: 'nope'" in res.output
+    with pytest.raises(ConfigError):
+        _params(base, models, ["nope"])

@@ -3,6 +3,7 @@ identifier-token mapping, LoRA on a tiny local Llama, reference log-likelihood. 
 no hub."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -16,10 +17,8 @@ pytest.importorskip("peft")
 
 from alias.exposure.effects import loglik_effects, seen_unseen_cells  # noqa: E402
 from alias.exposure.lora import (  # noqa: E402
-    DEFAULT_LORA_PARAMS,
     TRAINING_LOG_COLUMNS,
     causal_lm_loss,
-    lora_params,
     lora_target_modules,
     train_lora,
 )
@@ -41,6 +40,8 @@ from alias.exposure.trainsets import (  # noqa: E402
 from alias.generate.local import load_model  # noqa: E402
 from alias.generate.prompts import build_prompt  # noqa: E402
 from alias.generate.tiny import build_tiny_model, embedded_texts, train_tokenizer  # noqa: E402
+from alias.config import ConfigError  # noqa: E402
+from conftest import embedded_config, folders_under  # noqa: E402
 
 SPEC = """---- MODULE Counter ----
 EXTENDS Naturals
@@ -298,15 +299,20 @@ def test_target_modules_text_layers_only():
         lora_target_modules(torch.nn.Sequential(torch.nn.Linear(2, 2)))
 
 
-def test_lora_params_defaults_are_appendix_e():
-    p = lora_params()
-    assert (p["r"], p["alpha"], p["dropout"], p["epochs"], p["batch_size"], p["lr"], p["warmup_steps"],
-            p["max_grad_norm"], p["max_length"], p["seed"]) == (16, 32, 0.05, 3, 1, 2e-4, 100, 1.0, 2048, 0)
-    assert p == DEFAULT_LORA_PARAMS
-    with pytest.raises(ValueError, match="unknown"):
-        lora_params({"rank": 8})
-    with pytest.raises(ValueError, match="batch size 1"):
-        lora_params({"batch_size": 2})
+def _lora(**over):
+    """The Appendix E LoRA settings (``params.yaml`` with the paper's lr and warm-up) with ``over``."""
+    return dataclasses.replace(embedded_config().exposure.lora, **({"lr": 2e-4, "warmup_steps": 100} | over))
+
+
+def test_lora_settings_are_appendix_e_and_checked():
+    p = embedded_config().exposure.lora
+    assert (p.r, p.alpha, p.dropout, p.epochs, p.batch_size, p.max_grad_norm, p.max_length, p.seed) == \
+        (16, 32, 0.05, 3, 1, 1.0, 2048, 0)
+    assert (p.lr, p.warmup_steps) == (0.002, 0)  # the embedded default's 9-step adapters (params.yaml)
+    with pytest.raises(ConfigError, match="exposure.lora.rank: unknown setting"):
+        embedded_config({"exposure.lora.rank": 8})
+    with pytest.raises(ConfigError, match="exposure.lora.batch_size: only batch size 1"):
+        embedded_config({"exposure.lora.batch_size": 2})
 
 
 def test_two_step_lora_run_saves_a_loadable_adapter(tiny_dir, tok, tmp_path):
@@ -315,7 +321,7 @@ def test_two_step_lora_run_saves_a_loadable_adapter(tiny_dir, tok, tmp_path):
     exs = [{"task_id": "t1", "source": "half", "format": "pair",
             "prompt": build_prompt("finetuned", DESC) + "\n", "completion": SPEC},
            {"task_id": "t2", "source": "shared", "format": "spec_only", "prompt": "", "completion": SPEC}]
-    run = train_lora(tiny_dir, exs, tmp_path / "ad", {"epochs": 1, "max_length": 256}, device="cpu")
+    run = train_lora(tiny_dir, exs, tmp_path / "ad", _lora(epochs=1, max_length=256), device="cpu")
     log = run.log
     assert list(log.columns) == TRAINING_LOG_COLUMNS
     assert list(log.step) == [1, 2] and list(log.epoch) == [1, 1] and sorted(log.task_id) == ["t1", "t2"]
@@ -335,14 +341,14 @@ def test_two_step_lora_run_saves_a_loadable_adapter(tiny_dir, tok, tmp_path):
     with torch.no_grad():
         assert not torch.allclose(base(input_ids=ids).logits, tuned(input_ids=ids).logits)
     # same inputs, same seed: the same adapter (deterministic on the CPU)
-    run2 = train_lora(tiny_dir, exs, tmp_path / "ad2", {"epochs": 1, "max_length": 256}, device="cpu")
+    run2 = train_lora(tiny_dir, exs, tmp_path / "ad2", _lora(epochs=1, max_length=256), device="cpu")
     assert list(run2.log.loss) == list(log.loss)
 
 
 def test_training_raises_loglik_of_the_trained_reference(tiny_dir, tok, tmp_path):
     ex = [{"task_id": "t1", "source": "half", "format": "pair",
            "prompt": build_prompt("finetuned", DESC) + "\n", "completion": SPEC}]
-    run = train_lora(tiny_dir, ex, tmp_path / "ad", {"epochs": 4, "lr": 1e-3}, device="cpu")
+    run = train_lora(tiny_dir, ex, tmp_path / "ad", _lora(epochs=4, lr=1e-3), device="cpu")
     assert list(run.log.epoch) == [1, 2, 3, 4] and list(run.log.task_id) == ["t1"] * 4
     items = [{"task_id": "t1", "condition": "original", "description": DESC, "reference": SPEC,
               "identifiers": ["count", "MaxValue", "Counter", "Step"]}]
@@ -399,27 +405,23 @@ def test_exposure_stage_end_to_end_on_the_embedded_corpus(tmp_path):
     then the whole exposure stage with minimal settings."""
     from pathlib import Path
 
-    from alias import stages
-    from alias.exposure.stage import exposure_stage
-    from alias.params import load_params
+    from alias.stages import exposure, ingest, rename
     from alias.store.db import read_parquet, write_parquet
 
     repo = Path(__file__).resolve().parents[1]
-    p = load_params(repo / "params.yaml")
-    p["corpus"].update(path=str(repo / "alias/corpus/embedded"),
-                       descriptions=str(repo / "alias/corpus/embedded/descriptions.json"), library=[])
-    stages.ingest_stage(p, out=tmp_path / "ingest")
-    stages.rename_stage(p, inp=tmp_path / "ingest", out=tmp_path / "rename")
-    rt = read_parquet(tmp_path / "rename" / "renamed_tasks.parquet")
+    c = embedded_config({"exposure.device": "cpu", "exposure.tiny.train_steps": 0, "exposure.lora.epochs": 2,
+                         "exposure.lora.max_length": 768, "exposure.generate.samples": 1,
+                         "exposure.generate.max_new_tokens": 3, "exposure.loglik.max_length": 768})
+    paths = c.paths.under(tmp_path)
+    ingest.run(c, paths)
+    rename.run(c, paths)
+    rt = read_parquet(paths.rename / "renamed_tasks.parquet")
     write_parquet(pd.DataFrame({"task_id": rt.task_id, "in_test_set": rt.status == "ok"}),
-                  tmp_path / "verify" / "test_set.parquet")
-    p["exposure"] = {"out": str(tmp_path / "exposure"), "models_out": str(tmp_path / "models"), "device": "cpu",
-                     "tiny": {"train_steps": 0}, "lora": {"epochs": 2, "max_length": 768},
-                     "generate": {"samples": 1, "max_new_tokens": 3}, "loglik": {"max_length": 768}}
-    s = exposure_stage(p, tmp_path / "ingest", tmp_path / "rename", tmp_path / "verify")
+                  paths.verify / "test_set.parquet")
+    s = exposure.run(c, paths)
     n = int((rt.status == "ok").sum())
     assert s["test_set"] == n and s["half_A"] == n // 2 and s["half_B"] == n - n // 2
-    out = tmp_path / "exposure"
+    out = paths.exposure
     split = read_parquet(out / "split.parquet")
     log = read_parquet(out / "training_log.parquet")
     ad = read_parquet(out / "adapters.parquet")
@@ -430,7 +432,7 @@ def test_exposure_stage_end_to_end_on_the_embedded_corpus(tmp_path):
         assert len(g) == a.steps == 2 * len(mine)  # no shared tasks: all are in the test set
         for epoch in (1, 2):  # each task of the half exactly once per epoch
             assert sorted(g.loc[g.epoch == epoch, "task_id"]) == sorted(mine)
-        assert (Path(a.path) / "adapter_config.json").is_file()
+        assert (paths.exposure_models / a.adapter / "adapter_config.json").is_file()
     samples = read_parquet(out / "samples.parquet")
     assert len(samples) == s["samples"] == 4 * 2 * n  # adapters x conditions x tasks (1 sample)
     assert set(samples.condition) == {"original", "random"} and samples.output_tokens.max() <= 3
@@ -456,8 +458,8 @@ def test_exposure_stage_end_to_end_on_the_embedded_corpus(tmp_path):
 
     root = tmp_path / "root"
     shutil.copytree(out, root / "data" / "exposure")
-    shutil.copytree(tmp_path / "verify", root / "data" / "verify")
-    counts = build_store(root / "alias.duckdb", root, repo / "sql")
+    shutil.copytree(paths.verify, root / "data" / "verify")
+    counts = build_store(root / "alias.duckdb", folders_under(root), repo / "sql")
     assert (counts["split"], counts["loglik"], counts["samples"], counts["training_log"], counts["exposure_arms"],
             counts["exposure_adapters"]) == (n, len(ll), len(samples), len(log), 4, 4)
     paired = query("SELECT * FROM v_loglik_paired WHERE measure = 'all'", root / "alias.duckdb")

@@ -1,6 +1,6 @@
 """The exposure stage's outputs in the store: ``load`` fills ``split``, ``loglik``,
 ``exposure_arms``, ``training_log``, ``exposure_adapters`` and the fine-tuned ``samples``
-from ``data/exposure/`` (shaped as :func:`alias.exposure.stage.exposure_stage` writes
+from ``data/exposure/`` (shaped as the ``exposure`` stage writes
 them), and ``v_loglik_paired`` / ``v_exposure_paired`` give the rows a pandas computation
 gives. Synthetic numbers, no model: seconds."""
 from __future__ import annotations
@@ -12,11 +12,19 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alias import stages
+from alias.exposure.experiment import REPORT_ARM
 from alias.exposure.loglik import LOGLIK_COLUMNS
 from alias.exposure.lora import TRAINING_LOG_COLUMNS
-from alias.exposure.stage import REPORT_ARM
+from alias.generate.samples import load_samples
+from alias.stages import load
 from alias.store.db import StoreError, query, write_parquet
+from conftest import embedded_config
+
+
+def _load(exposure: list | None = None) -> dict:
+    """The load stage with ``report.exposure`` entries, in the working directory."""
+    c = embedded_config({"report.exposure": exposure or []})
+    return load.run(c, c.paths)
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 TEST = ["T1", "T2", "T3", "T4", "T5"]
@@ -91,7 +99,7 @@ def loaded(tmp_path, monkeypatch):
     t = exposure_outputs(tmp_path)
     (tmp_path / "sql").symlink_to(SQL)
     monkeypatch.chdir(tmp_path)
-    counts = stages.load_stage({"report": {"exposure": []}})
+    counts = _load()
     return tmp_path / "data" / "alias.duckdb", t, counts
 
 
@@ -161,28 +169,25 @@ def test_a_parameter_arm_that_repeats_the_stage_arm_is_an_error(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     same = {"family": "tiny", "arm": "task-pair", "half_A": "x-A", "half_B": "x-B"}
     with pytest.raises(StoreError, match="exposure_arms"):
-        stages.load_stage({"report": {"exposure": [same]}})
+        _load([same])
     assert not (tmp_path / "data" / "alias.duckdb").exists()
     # another family from the parameters is added beside the stage's arms
     other = same | {"family": "Qwen2.5-Coder-14B"}
-    counts = stages.load_stage({"report": {"exposure": [other]}})
+    counts = _load([other])
     assert counts["exposure_arms"] == 6
 
 
 def test_grade_reads_the_exposure_samples_beside_the_generate_stages(tmp_path):
     """``alias grade`` passes data/exposure/samples.parquet as ``extra``: its samples are graded
     with those of the generate stages, and a sample key in both is an error naming both files."""
-    from alias.generate.stage import load_samples
-
     t = exposure_outputs(tmp_path)
     expo = tmp_path / "data" / "exposure" / "samples.parquet"
     gen = t["samples"].head(3).assign(model="tiny", model_key="tiny")
     write_parquet(gen, tmp_path / "samples" / "tiny" / "samples.parquet")
-    params = {"generate": {"models": {"tiny": {"backend": "local", "model_dir": "models/tiny"}}}}
-    both = load_samples(params, tmp_path / "samples", [expo])
+    both = load_samples(tmp_path / "samples", ["tiny"], [expo])
     assert len(both) == 3 + 240 and (both.model == "tiny").sum() == 3
     assert set(both.model) - {"tiny"} == {_model(a, h) for a, h in ADAPTERS}
-    assert len(load_samples(params, tmp_path / "samples")) == 3
+    assert len(load_samples(tmp_path / "samples", ["tiny"])) == 3
     write_parquet(t["samples"].head(2), tmp_path / "samples" / "tiny" / "samples.parquet")
     with pytest.raises(ValueError, match="is in both"):
-        load_samples(params, tmp_path / "samples", [expo])
+        load_samples(tmp_path / "samples", ["tiny"], [expo])

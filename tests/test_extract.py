@@ -1,4 +1,4 @@
-"""Tests for alias.grade.extract: raw LLM text -> one TLA+ module (no Java needed)."""
+"""Tests for alias.tla.extract: raw LLM text -> one TLA+ module (no Java needed)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from alias.grade.extract import asciify, extract_module
+from alias.tla.extract import asciify, extract_module
 
 FOO = """---- MODULE Foo ----
 EXTENDS Naturals

@@ -1,21 +1,29 @@
 """The generate stages (local, replay, provider, skip) and the grade stage on the embedded corpus."""
 from __future__ import annotations
 
-import copy
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
-from alias.generate.stage import (SAMPLE_COLUMNS, generate_stage, grade_stage, load_samples,
-                                  load_test_set)
-from alias.store.db import build_store, query, read_parquet, write_parquet
+from alias.config import ModelEntry
+from alias.corpus.testset import TestSet
+from alias.exposure import experiment
+from alias.generate.samples import build_requests, load_samples
+from alias.stages import generate_local, generate_provider, generate_replay, grade
+from alias.store.db import build_store, columns, query, read_parquet, write_parquet
+from alias.store.models import Sample
+from conftest import embedded_config
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "data" / "replay" / "embedded_outputs.jsonl"
 KEY = ["task_id", "condition", "model", "sample_idx"]
+SAMPLE_COLUMNS = columns(Sample)
+_STAGE = {"local": generate_local, "providers": generate_provider, "replay": generate_replay}
 
 
 @pytest.fixture(scope="module")
@@ -24,23 +32,38 @@ def inputs(embedded_stage_inputs):
     return embedded_stage_inputs
 
 
-def _params(base: dict, models: dict, **grade) -> dict:
-    p = copy.deepcopy(base)
-    p["generate"] = {"n_samples": 5, "conditions": ["original", "random"], "models": models}
-    p["tla"].update(timeout_s=60, memory_mb=512)
-    p["grade"].update(grade or {"parallel": 2})
-    return p
+def _group(entry: dict) -> str:
+    return {"local": "local", "replay": "replay"}.get(entry["backend"], "providers")
 
 
-def _gen(wd: Path, params: dict, key: str, out: Path | None = None) -> dict:
-    d = wd / "data"
-    return generate_stage(params, key, d / "ingest", d / "rename", d / "verify",
-                          out=out or d / "samples" / key)
+def _params(base, models: dict, **over):
+    """The embedded config with exactly ``models`` (key -> entry), paths under the inputs' folder."""
+    groups = {"local": {}, "providers": {}, "replay": {}}
+    for k, e in models.items():
+        groups[_group(e)][k] = e
+    c = embedded_config({f"generate.{g}": m for g, m in groups.items()} | {
+        "continuation.models": [], "tla.timeout_s": 60, "tla.memory_mb": 512, "grade.parallel": 2} | over)
+    return dataclasses.replace(c, paths=dataclasses.replace(base.paths))
+
+
+def _gen(wd: Path, c, key: str, out: Path | None = None) -> dict:
+    """Run the generate stage of model ``key`` writing ``out`` (default paths.samples/key)."""
+    paths = c.paths if out is None else dataclasses.replace(c.paths, samples=out.parent)
+    assert out is None or out.name == key
+    group = next(g for g in ("local", "providers", "replay") if key in getattr(c.generate, g))
+    return _STAGE[group].run(c, paths, key)
+
+
+def _grade(c, samples: Path, out: Path) -> dict:
+    return grade.run(c, dataclasses.replace(c.paths, samples=samples, grades=out))
 
 
 def _n_tasks(wd: Path) -> int:
-    d = wd / "data"
-    return len(load_test_set(d / "ingest", d / "rename", d / "verify"))
+    return len(TestSet.load(_params_paths(wd)).task_ids())
+
+
+def _params_paths(wd: Path):
+    return embedded_config().paths.under(wd)
 
 
 # ----------------------------------------------------------------------- replay (b)
@@ -108,17 +131,18 @@ def test_missing_credentials_skip_and_others_still_run(inputs, tmp_path, monkeyp
     wd, base = inputs
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    models = {"opus": {"backend": "anthropic", "model": "claude-opus-4-8", "max_tokens": 1024},
-              "gpt5": {"backend": "openai", "model": "gpt-5"},
-              "fixture": {"backend": "replay", "path": str(FIXTURE)}}
-    p = _params(base, models)
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    raw["generate"]["providers"] = {"opus": {"backend": "anthropic", "enabled": True, "model": "claude-opus-4-8",
+                                             "max_tokens": 1024},
+                                    "gpt5": {"backend": "openai", "enabled": True, "model": "gpt-5", "max_tokens": 1024}}
+    raw["generate"]["replay"] = {"fixture": {"backend": "replay", "path": str(FIXTURE)}}
     work = tmp_path / "repo"
     shutil.copytree(wd / "data", work / "data")
-    (work / "params.yaml").write_text(json.dumps(p))  # YAML is a superset of JSON
+    (work / "params.yaml").write_text(yaml.safe_dump(raw))
     monkeypatch.chdir(work)
     outs = {}
-    for key in ("opus", "gpt5", "fixture"):
-        res = CliRunner().invoke(main, ["generate", "--model", key])
+    for cmd, key in (("generate-provider", "opus"), ("generate-provider", "gpt5"), ("generate-replay", "fixture")):
+        res = CliRunner().invoke(main, [cmd, "--model", key])
         assert res.exit_code == 0, res.output
         outs[key] = res.output
     assert "generate opus: skipped: ANTHROPIC_API_KEY is not set" in outs["opus"]
@@ -126,20 +150,21 @@ def test_missing_credentials_skip_and_others_still_run(inputs, tmp_path, monkeyp
     for key, env in (("opus", "ANTHROPIC_API_KEY"), ("gpt5", "OPENAI_API_KEY")):
         st = json.loads((work / f"data/samples/{key}/status.json").read_text())
         assert st["status"] == "skipped" and st["reason"] == f"skipped: {env} is not set"
-        assert st["requests"] == 60 and st["samples"] == 0
+        assert st["samples"] == 0
         df = read_parquet(work / f"data/samples/{key}/samples.parquet")
         assert len(df) == 0 and list(df.columns) == SAMPLE_COLUMNS
         assert not (work / f"data/samples/{key}/ledger.sqlite").exists()  # nothing registered
     assert json.loads((work / "data/samples/fixture/status.json").read_text())["samples"] == 120
     # an unknown key is a one-line error
-    res = CliRunner().invoke(main, ["generate", "--model", "nope"])
+    res = CliRunner().invoke(main, ["generate-provider", "--model", "nope"])
     assert res.exit_code == 1 and "no model 'nope'" in res.output
     # the store loads the generated samples next to control samples that lack the new columns
     write_parquet(pd.DataFrame({"task_id": ["Clock.Clock.Clock"], "condition": ["original"],
                                 "model": ["control:self"], "sample_idx": [0], "text": ["x"]}),
                   work / "data/controls/samples.parquet")
     shutil.copytree(REPO / "sql", work / "sql")
-    counts = build_store(work / "data/alias.duckdb", work, work / "sql")
+    folders = {k: work / v for k, v in dataclasses.asdict(embedded_config().paths).items()}
+    counts = build_store(work / "data/alias.duckdb", folders, work / "sql")
     assert counts["samples"] == 121
     got = query("SELECT coalesce(model_key, '-') AS k, count(*) AS n, count(backend) AS b, "
                 "count(truncated) AS nt, coalesce(sum(truncated::INT), 0) AS t FROM samples GROUP BY ALL ORDER BY k",
@@ -153,7 +178,7 @@ def test_provider_batch_through_the_stage(inputs, tmp_path, monkeypatch):
 
     wd, base = inputs
     with FakeAnthropic() as srv:
-        entry = {"backend": "anthropic", "model": "claude-opus-4-8", "max_tokens": 512,
+        entry = {"backend": "anthropic", "enabled": True, "model": "claude-opus-4-8", "max_tokens": 512,
                  "poll_interval_s": 0, "base_url": srv.base_url}
         p = _params(base, {"opus": entry})
         monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
@@ -188,7 +213,7 @@ def test_tiny_local_model_generates_and_every_sample_is_graded(inputs, tmp_path)
     wd, base = inputs
     tiny = build_tiny_model(embedded_texts(), tmp_path / "tiny", train_steps=40)
     entry = {"backend": "local", "model_dir": str(tiny), "max_new_tokens": 24, "batch_size": 10,
-             "seed": 0, "threads": 1}
+             "seed": 0, "threads": 1, "temperature": 0.7, "top_p": 0.95, "stop_at_closing_line": True}
     p = _params(base, {"tiny": entry})
     n_threads = torch.get_num_threads()
     try:
@@ -205,7 +230,7 @@ def test_tiny_local_model_generates_and_every_sample_is_graded(inputs, tmp_path)
     assert df.settings.map(lambda s: json.loads(s)["max_new_tokens"] == 24).all()
 
     out = tmp_path / "grades"
-    summary = grade_stage(p, tmp_path / "samples", wd / "data/ingest", wd / "data/rename", wd / "data/verify", out)
+    summary = _grade(p, tmp_path / "samples", out)
     v = read_parquet(out / "verdicts.parquet")
     assert summary["samples"] == 60 and summary["verdicts"] == len(v) == 180
     grades = v.groupby(KEY).grade.apply(lambda g: tuple(sorted(g)))
@@ -228,8 +253,8 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     f.write_text("".join(json.dumps(r) + "\n" for r in recs if r["task_id"] == task and r["condition"] == "original"))
     p = _params(base, {"fx": {"backend": "replay", "path": str(f)}})
     _gen(wd, p, "fx", tmp_path / "samples/fx")
-    args = (tmp_path / "samples", wd / "data/ingest", wd / "data/rename", wd / "data/verify", tmp_path / "grades")
-    grade_stage(p, *args)
+    args = (tmp_path / "samples", tmp_path / "grades")
+    _grade(p, *args)
     journal = tmp_path / "grades/journal.jsonl"
     first = read_parquet(tmp_path / "grades/verdicts.parquet")
     assert len(first) == 30 and first.passed.any() and not first.passed.all()
@@ -243,7 +268,7 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     rest = [x for i, x in enumerate(lines) if i != ran[-1]]
     journal.write_bytes(b"".join(rest) + torn[: len(torn) // 2])
     (tmp_path / "grades/verdicts.parquet").unlink()
-    grade_stage(p, *args)
+    _grade(p, *args)
     again = read_parquet(tmp_path / "grades/verdicts.parquet")
     assert len(again) == 30 and not again.duplicated(KEY + ["grade"]).any()
     cols = KEY + ["grade", "passed", "reason", "method", "mapping", "tlc_kind"]
@@ -256,19 +281,16 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     assert all(r["tool_runs"] == 0 for r in redone["verdicts"])
     assert sum(r["cached_runs"] for r in redone["verdicts"]) > 0
     # the samples of every model key are read together; a key clash names both files
-    p2 = _params(base, {"fx": p["generate"]["models"]["fx"], "fy": {"backend": "replay", "path": str(f)}})
     shutil.copytree(tmp_path / "samples/fx", tmp_path / "samples/fy")
     with pytest.raises(ValueError, match="is in both"):
-        load_samples(p2, tmp_path / "samples")
+        load_samples(tmp_path / "samples", ["fx", "fy"])
 
 
 def test_meaningful_condition_covers_only_verified_tasks(inputs, tmp_path):
     """Appendix R: the third condition is prompted with the meaningful description, and only
     for the tasks whose meaningful copy verified (``data/meaningful/meaningful_tasks``)."""
-    from alias.generate.stage import build_requests
-
-    d = inputs[0] / "data"
-    ts = load_test_set(d / "ingest", d / "rename", d / "verify")
+    paths = dataclasses.replace(inputs[1].paths, meaningful=tmp_path / "meaningful")
+    ts = TestSet.load(paths, meaningful=True).conditions_table()
     assert ts.meaningful_system_module.isna().all()  # no meaningful stage output: no third condition
     first, second = ts.task_id.iloc[0], ts.task_id.iloc[1]
     mdir = tmp_path / "meaningful"
@@ -276,9 +298,11 @@ def test_meaningful_condition_covers_only_verified_tasks(inputs, tmp_path):
                                 "system_module": ["CounterModuleName", "Other"],
                                 "description": ["A meaningful description of the counter.", "unused"]}),
                   mdir / "meaningful_tasks.parquet")
-    ts = load_test_set(d / "ingest", d / "rename", d / "verify", mdir)
+    write_parquet(pd.DataFrame(columns=["task_id", "module", "text"]), mdir / "meaningful_modules.parquet")
+    ts = TestSet.load(paths, meaningful=True).conditions_table()
     assert ts.set_index("task_id").meaningful_system_module.dropna().to_dict() == {first: "CounterModuleName"}
-    reqs = build_requests(ts, ["original", "random", "meaningful"], 5, "m", "frontier", {"max_tokens": 100})
+    reqs = build_requests(ts, ["original", "random", "meaningful"], 5, "m", "frontier",
+                          ModelEntry(backend="anthropic", model="m", max_tokens=100, enabled=True))
     meaningful = [r for r in reqs if r.condition == "meaningful"]
     assert len(reqs) == 2 * 5 * len(ts) + 5 and len(meaningful) == 5
     assert {r.task_id for r in meaningful} == {first}
@@ -292,20 +316,26 @@ def test_cli_params_file_errors_are_one_line(tmp_path):
 
     from alias.cli import main
 
-    r = CliRunner().invoke(main, ["generate", "--model", "fixture", "--params", str(tmp_path / "nosuch.yaml")])
+    r = CliRunner().invoke(main, ["generate-replay", "--model", "fixture", "--params", str(tmp_path / "nosuch.yaml")])
     assert r.exit_code == 1 and "params file" in r.output and "not found" in r.output
     bad = tmp_path / "bad.yaml"
     bad.write_text("generate: [unclosed\n")
     r = CliRunner().invoke(main, ["load", "--params", str(bad)])
-    assert r.exit_code == 1 and "bad.yaml" in r.output and "ParserError" in r.output and "Traceback" not in r.output
+    assert r.exit_code == 1 and "bad.yaml" in r.output and "not valid YAML" in r.output and "Traceback" not in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    # a wrong value names its key
+    good = yaml.safe_load((REPO / "params.yaml").read_text())
+    good["grade"]["timeout_s"] = "soon"
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(yaml.safe_dump(good))
+    r = CliRunner().invoke(main, ["load", "--params", str(wrong)])
+    assert r.exit_code == 1 and "grade.timeout_s: expected a number, got 'soon'" in r.output
 
 
 def test_a_task_without_description_is_listed_not_prompted(inputs, tmp_path):
     """A test-set task whose corpus gives no description (10 on the real corpus) cannot be
     posed: the generate stage lists it under ``no_description`` and samples the others;
     the exposure stage leaves it out of the split and the scored items."""
-    from alias.exposure.stage import load_test_items, tasks_without_description
-
     wd, base = inputs
     d = tmp_path / "data"
     shutil.copytree(wd / "data", d)
@@ -314,11 +344,13 @@ def test_a_task_without_description_is_listed_not_prompted(inputs, tmp_path):
     tasks.loc[tasks.task_id == tid, "description"] = None
     write_parquet(tasks, d / "ingest/tasks.parquet")
     p = _params(base, {"fixture": {"backend": "replay", "path": str(FIXTURE)}})
-    st = generate_stage(p, "fixture", d / "ingest", d / "rename", d / "verify", out=d / "samples/fixture")
+    p = dataclasses.replace(p, paths=_params_paths(tmp_path))
+    st = _gen(tmp_path, p, "fixture")
     assert st["no_description"] == [tid] and st["tasks"] == 5
     df = read_parquet(d / "samples/fixture/samples.parquet")
     assert tid not in set(df.task_id) and df.task_id.nunique() == 5 and len(df) == 2 * 2 * 5 * 5
     assert st["replay_errors"] == 20  # the fixture's records of that task: unknown_task
-    assert tasks_without_description(d / "ingest", d / "verify") == [tid]
-    test_ids, items = load_test_items(d / "ingest", d / "rename", d / "verify")
+    testset = TestSet.load(p.paths)
+    assert testset.described_ids()[1] == [tid]
+    test_ids, items = experiment.test_items(testset)
     assert tid not in test_ids and len(test_ids) == 5 and tid not in {i["task_id"] for i in items}

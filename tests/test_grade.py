@@ -18,7 +18,7 @@ import pytest
 from alias.grade.behavior import _bijections, replace_strings
 from alias.grade.cache import ToolRunner
 from alias.grade.name import name_grade_cfg
-from alias.grade.reference import Reference
+from alias.corpus.testset import Reference
 from alias.grade.run import GRADES, Journal, grade_samples, read_journal
 from alias.tla.cfg import parse_cfg
 from alias.grade.specshape import append_definitions, definition_block, split_spec

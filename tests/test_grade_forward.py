@@ -17,7 +17,7 @@ import pytest
 
 from alias.grade.behavior import FORWARD, BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.reference import Reference
+from alias.corpus.testset import Reference
 
 pytestmark = pytest.mark.tlc
 

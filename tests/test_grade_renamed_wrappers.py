@@ -19,7 +19,7 @@ import pytest
 
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.reference import Reference
+from alias.corpus.testset import Reference
 from alias.rename.cir import rename_task
 
 pytestmark = pytest.mark.tlc

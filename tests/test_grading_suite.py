@@ -41,7 +41,7 @@ from alias.grade import name as name_mod
 from alias.grade.behavior import BehaviorGrader, BehaviorVerdict, CheckResult, grade_behavior
 from alias.grade.cache import ToolRunner
 from alias.grade.name import NameVerdict
-from alias.grade.reference import Reference
+from alias.corpus.testset import Reference
 from alias.grade.run import grade_sample
 
 EMBEDDED = Path(__file__).resolve().parents[1] / "alias" / "corpus" / "embedded" / "specifications"

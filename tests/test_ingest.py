@@ -1,6 +1,8 @@
 """Corpus ingest on the embedded default corpus and on the real TLA+ Examples corpus."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import json
 
 import pandas as pd
@@ -97,16 +99,20 @@ def test_real_corpus_ingest(corpus_root, deps_dirs):
 
 
 def test_cli_stage_reports_bad_corpus_in_one_line(tmp_path):
+    import yaml
     from click.testing import CliRunner
 
     from alias.cli import main
 
+    raw = yaml.safe_load((Path(__file__).resolve().parents[1] / "params.yaml").read_text())
     params = tmp_path / "params.yaml"
-    params.write_text(f"corpus:\n  path: {tmp_path / 'nope'}\n  descriptions: ''\n")
+    raw["corpus"].update(path=str(tmp_path / "nope"), descriptions="")
+    params.write_text(yaml.safe_dump(raw))
     res = CliRunner().invoke(main, ["ingest", "--params", str(params)])
     assert res.exit_code == 1
     assert "IngestError" in res.output and "no specifications/ directory" in res.output
     assert "Traceback" not in res.output
-    params.write_text(f"corpus:\n  path: {EMBEDDED_CORPUS}\n  library: [{tmp_path / 'nolib'}]\n")
+    raw["corpus"].update(path=str(EMBEDDED_CORPUS), library=[str(tmp_path / "nolib")])
+    params.write_text(yaml.safe_dump(raw))
     res = CliRunner().invoke(main, ["ingest", "--params", str(params)])
     assert res.exit_code == 1 and "library directory not found" in res.output

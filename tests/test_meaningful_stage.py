@@ -3,23 +3,30 @@ proposer, replayed replies with bad maps, missing credentials, and an Anthropic 
 behind a loopback server that speaks the Message Batches wire format."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from click.testing import CliRunner
 
-from alias import stages
-from alias.params import load_params
+from alias.config import ConfigError, ModelEntry
+from alias.corpus.testset import TestSet
+from alias.errors import AliasError
+from alias.generate.registry import read_replay_texts
 from alias.rename.cir import RenameResult, leftover_identifiers
 from alias.rename.meaningful import meaningful_identifiers, validate_name_map
-from alias.rename.meaningful_stage import MAP_COLUMNS, MODULE_COLUMNS, PROPOSAL_COLUMNS, TASK_COLUMNS, meaningful_stage
 from alias.rename.proposers import (
-    LEXICON_MODEL, NamingRequest, ProposerError, lexicon_map, lexicon_name, propose, proposer_spec, read_replay,
+    NamingRequest, lexicon_map, lexicon_name, propose,
     spec_names,
 )
+from alias.stages import ingest, meaningful, rename
+from alias.store.db import columns
+from alias.store.models import MeaningfulMapRow, MeaningfulModule, MeaningfulProposal, MeaningfulTask
+from conftest import embedded_config, folders_under
 from test_batches import ANTHROPIC_KEY, FakeAnthropic  # tests/ is on sys.path under pytest
 from test_meaningful import CLOCK_MAP
 
@@ -30,14 +37,18 @@ TOKENRING = "TokenRing.TokenRing.MCTokenRing"
 PETERSON = "Peterson.Peterson.Peterson"
 
 
-def _params(**meaningful) -> dict:
-    p = load_params(REPO / "params.yaml")
-    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
-                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
-    p["tla"].update(timeout_s=60, memory_mb=512, parallel=2)
-    p["meaningful"].update(poll_interval_s=0)
-    p["meaningful"].update(meaningful)
-    return p
+LEXICON_MODEL = "alias-lexicon-v1"
+PROPOSAL_COLUMNS, TASK_COLUMNS = columns(MeaningfulProposal), columns(MeaningfulTask)
+MAP_COLUMNS, MODULE_COLUMNS = columns(MeaningfulMapRow), columns(MeaningfulModule)
+
+
+def _raw(**meaningful) -> dict:
+    over = {"tla.timeout_s": 60, "tla.memory_mb": 512, "tla.parallel": 2, "meaningful.poll_interval_s": 0}
+    return over | {f"meaningful.{k}": v for k, v in meaningful.items()}
+
+
+def _params(**meaningful):
+    return embedded_config(_raw(**meaningful))
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +58,9 @@ def inputs(tmp_path_factory):
     so that only the meaningful copies go through TLC here."""
     d = tmp_path_factory.mktemp("meaningful_inputs")
     p = _params()
-    stages.ingest_stage(p, out=d / "ingest")
-    stages.rename_stage(p, inp=d / "ingest", out=d / "rename")
+    paths = dataclasses.replace(p.paths, ingest=d / "ingest", rename=d / "rename", verify=d / "verify")
+    ingest.run(p, paths)
+    rename.run(p, paths)
     tasks = pd.read_parquet(d / "ingest" / "tasks.parquet")
     ts = pd.DataFrame({"task_id": tasks.task_id, "in_test_set": True, "original_kind": "success",
                        "original_distinct_states": tasks.expected_distinct_states.astype("Int64"),
@@ -58,8 +70,13 @@ def inputs(tmp_path_factory):
     return d
 
 
-def _run(inputs: Path, out: Path, params: dict) -> dict:
-    return meaningful_stage(params, inputs / "ingest", inputs / "rename", inputs / "verify", out)
+def _paths(inputs: Path, out: Path):
+    return dataclasses.replace(embedded_config().paths, ingest=inputs / "ingest", rename=inputs / "rename",
+                               verify=inputs / "verify", meaningful=out)
+
+
+def _run(inputs: Path, out: Path, c) -> dict:
+    return meaningful.run(c, _paths(inputs, out))
 
 
 def _tables(out: Path) -> dict[str, pd.DataFrame]:
@@ -96,27 +113,28 @@ def test_lexicon_maps_are_valid_for_every_embedded_task():
         assert all(len(m[n]) > len(n) for n in names)  # lengths change on purpose
 
 
-def test_proposer_spec_and_replay_file_errors(tmp_path):
-    assert proposer_spec(None)["backend"] == "lexicon" and proposer_spec(None)["model"] == LEXICON_MODEL
-    with pytest.raises(ProposerError, match="backend must be one of"):
-        proposer_spec({"backend": "gpt"})
-    with pytest.raises(ProposerError, match="model is required"):
-        proposer_spec({"backend": "anthropic"})
-    with pytest.raises(ProposerError, match="path is required"):
-        proposer_spec({"backend": "replay"})
+def test_proposer_settings_and_replay_file_errors(tmp_path):
+    assert _params().meaningful.proposer.backend == "lexicon"
+    assert _params().meaningful.proposer.model == LEXICON_MODEL
+    with pytest.raises(ConfigError, match="meaningful.proposer.backend: must be one of"):
+        _params(proposer={"backend": "gpt"})
+    with pytest.raises(ConfigError, match="meaningful.proposer.model: is required for backend anthropic"):
+        _params(proposer={"backend": "anthropic", "enabled": True, "max_tokens": 10})
+    with pytest.raises(ConfigError, match="meaningful.proposer.path: is required"):
+        _params(proposer={"backend": "replay"})
+    with pytest.raises(ConfigError, match="meaningful.view: must be original or random"):
+        _params(view="sideways")
     f = tmp_path / "r.jsonl"
     f.write_text('{"task_id": "a", "reply": "{}"}\n\n{"task_id": "a", "reply": "x"}\n')
-    with pytest.raises(ProposerError, match=r"r.jsonl:3: task a given twice"):
-        read_replay(f)
+    with pytest.raises(AliasError, match=r"r.jsonl:3: task a given twice"):
+        read_replay_texts(f)
     f.write_text('{"task_id": "a", "reply": 3}\n')
-    with pytest.raises(ProposerError, match=r"r.jsonl:1: expected an object"):
-        read_replay(f)
+    with pytest.raises(AliasError, match=r"r.jsonl:1: expected an object"):
+        read_replay_texts(f)
     with pytest.raises(FileNotFoundError):
-        read_replay(tmp_path / "nope.jsonl")
-    with pytest.raises(ProposerError, match="meaningful.view must be"):
-        meaningful_stage(_params(view="sideways"), tmp_path, tmp_path, tmp_path, tmp_path / "out")
+        read_replay_texts(tmp_path / "nope.jsonl")
     req = NamingRequest("t", "prompt", ({"name": "hr", "kind": "variable", "module": "Clock"},))
-    (reply,) = propose([req], {"backend": "lexicon"})
+    (reply,) = propose([req], ModelEntry(backend="lexicon", model=LEXICON_MODEL))
     assert json.loads(reply.text) == {"hr": "hourVariable"} and reply.status == "succeeded"
 
 
@@ -172,15 +190,13 @@ def test_stage_with_lexicon_on_embedded_corpus(inputs, tmp_path):
     status = json.loads((out / "status.json").read_text())
     assert status["verified"] == 5 and status["status"] == "ok"
     # the third condition's references, for verified tasks only
-    from alias.grade.reference import load_references
-
-    refs = load_references(inputs / "ingest", inputs / "rename", inputs / "verify", meaningful_dir=out)
+    refs = TestSet.load(_paths(inputs, out), meaningful=True).references()
     assert {k[0] for k in refs if k[1] == "meaningful"} == set(ok.index)
     r = refs[(TOKENRING, "meaningful")]
     assert (r.system_module, r.model_module, r.wrapper_module) == (
         "TokenRingModule", "ModelCheckTokenRingModule", "ModelCheckTokenRingModule")
     assert sorted(r.variables) == ["holderVariable", "stateVariable"]
-    assert (TOKENRING, "meaningful") not in load_references(inputs / "ingest", inputs / "rename", inputs / "verify")
+    assert (TOKENRING, "meaningful") not in TestSet.load(_paths(inputs, tmp_path / "none")).references()
 
 
 def test_bad_maps_are_recorded_and_the_task_is_unverified(inputs, tmp_path):
@@ -216,7 +232,7 @@ def test_bad_maps_are_recorded_and_the_task_is_unverified(inputs, tmp_path):
     root = tmp_path / "root"
     (root / "data").mkdir(parents=True)
     shutil.copytree(out, root / "data" / "meaningful")
-    build_store(tmp_path / "a.duckdb", root, REPO / "sql")
+    build_store(tmp_path / "a.duckdb", folders_under(root), REPO / "sql")
     con = duckdb.connect(str(tmp_path / "a.duckdb"), read_only=True)
     assert con.execute("SELECT proposed, replies, valid_maps, applied, verified FROM v_meaningful_verified"
                        ).fetchone() == (3, 2, 0, 0, 0)
@@ -232,14 +248,18 @@ def test_missing_credentials_skip_cleanly(inputs, tmp_path, monkeypatch):
     (wd / "data").mkdir(parents=True)
     for d in ("ingest", "rename", "verify"):
         shutil.copytree(inputs / d, wd / "data" / d)
-    p = _params(proposer={"backend": "anthropic", "model": "claude-opus-test"})
-    (wd / "params.yaml").write_text(json.dumps(p))  # JSON is YAML
+    raw = yaml.safe_load((REPO / "params.yaml").read_text())
+    raw["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
+                         descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"))
+    raw["meaningful"]["proposer"] = {"backend": "anthropic", "enabled": True, "model": "claude-opus-test",
+                                     "max_tokens": 8192}
+    (wd / "params.yaml").write_text(yaml.safe_dump(raw))
     monkeypatch.chdir(wd)
     from alias.cli import main
 
     res = CliRunner().invoke(main, ["meaningful"])
     assert res.exit_code == 0, res.output
-    assert res.output.splitlines()[0] == ("meaningful: skipped, anthropic: no API key; set ANTHROPIC_API_KEY "
+    assert res.stderr.splitlines()[0] == ("meaningful: skipped, anthropic: no API key; set ANTHROPIC_API_KEY "
                                           "in the environment to query this provider")
     out = wd / "data" / "meaningful"
     status = json.loads((out / "status.json").read_text())
@@ -281,7 +301,8 @@ def test_anthropic_batch_proposer_lands_a_verified_task(inputs, tmp_path, monkey
         return "Here are meaningful names:\n```json\n" + json.dumps(CLOCK_MAP, indent=2) + "\n```\n"
 
     out = tmp_path / "meaningful"
-    p = _params(proposer={"backend": "anthropic", "model": "claude-opus-test", "max_tokens": 2048}, tasks=[CLOCK])
+    p = _params(proposer={"backend": "anthropic", "enabled": True, "model": "claude-opus-test", "max_tokens": 2048},
+                tasks=[CLOCK])
     with NamingAnthropic(reply) as srv:
         monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)
@@ -327,7 +348,8 @@ def test_batch_poll_timeout_fails_the_stage_and_a_rerun_resumes(inputs, tmp_path
 
     out = tmp_path / "meaningful"
     bad = "```json\n" + json.dumps(dict(CLOCK_MAP, hr="Len")) + "\n```"  # an invalid map: no TLC needed
-    p = _params(proposer={"backend": "anthropic", "model": "claude-opus-test"}, tasks=[CLOCK], batch_timeout_s=0.2)
+    p = _params(proposer={"backend": "anthropic", "enabled": True, "model": "claude-opus-test", "max_tokens": 8192},
+                tasks=[CLOCK], batch_timeout_s=0.2)
     with NamingAnthropic(lambda prompt: bad) as srv:
         monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url)

@@ -13,21 +13,17 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from alias import stages
-from alias.params import load_params
+from alias.corpus import verify as verify_mod
+from alias.stages import identifiers, ingest, load, rename, report, verify
+from conftest import embedded_config
 
 REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.tlc
 
 
-def _params(tmp: Path, **tla) -> dict:
-    p = load_params(REPO / "params.yaml")
-    p["corpus"].update(path=str(REPO / "alias/corpus/embedded"),
-                       descriptions=str(REPO / "alias/corpus/embedded/descriptions.json"), library=[])
-    p["tla"].update(timeout_s=60, memory_mb=512, parallel=2)
-    p["tla"].update(tla)
-    return p
+def _config(**overrides):
+    return embedded_config({"tla.timeout_s": 60, "tla.memory_mb": 512, "tla.parallel": 2} | overrides)
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -43,16 +39,9 @@ def workdir(tmp_path_factory):
     old = os.getcwd()
     os.chdir(wd)
     try:
-        p = _params(wd)
-        summary = {
-            "ingest": stages.ingest_stage(p),
-            "rename": stages.rename_stage(p),
-            "verify": stages.verify_stage(p),
-            "identifiers": stages.identifiers_stage(p),
-            "load": stages.load_stage(p),
-            "report": stages.report_stage(p),
-        }
-        yield wd, p, summary
+        c = _config()
+        summary = {m.NAME: m.run(c, c.paths) for m in (ingest, rename, verify, identifiers, load, report)}
+        yield wd, c, summary
     finally:
         os.chdir(old)
 
@@ -87,7 +76,7 @@ def test_tlc_runs_are_recorded_with_logs(workdir):
 def test_rename_stage_is_byte_identical_on_rerun(workdir):
     wd, p, _ = workdir
     before = _digest(wd / "data/rename")
-    stages.rename_stage(p)
+    rename.run(p, p.paths.under(wd))
     assert _digest(wd / "data/rename") == before
 
 
@@ -180,19 +169,19 @@ def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
                                     "path": "x", "text": big, "sha256": "0"}])]).to_parquet(ing / "modules.parquet")
     # a crash: the JVM of one task dies at once (java replaced by /bin/false), and the
     # checking code of another raises
-    real_check = stages._check
+    real_check = verify_mod.check_copy
 
-    def flaky(files, main, cfg_text, config, logs):
-        if main == "Inventory":
-            return real_check(files, main, cfg_text, dataclasses.replace(config, java="/bin/false"), logs)
-        if main == "Clock":
+    def flaky(copy, config, logs):
+        if copy.main == "Inventory":
+            return real_check(copy, dataclasses.replace(config, java="/bin/false"), logs)
+        if copy.main == "Clock":
             raise RuntimeError("simulated failure in the checking code")
-        return real_check(files, main, cfg_text, config, logs)
+        return real_check(copy, config, logs)
 
-    monkeypatch.setattr(stages, "_check", flaky)
-    p2 = json.loads(json.dumps(p))
-    p2["tla"]["timeout_s"] = 8
-    summary = stages.verify_stage(p2, ingest_dir=ing, rename_dir=wd / "data/rename", out=out)
+    monkeypatch.setattr(verify_mod, "check_copy", flaky)
+    c2 = _config(**{"tla.timeout_s": 8})
+    paths = dataclasses.replace(c2.paths, ingest=ing, rename=wd / "data/rename", verify=out)
+    summary = verify.run(c2, paths)
     ts = pd.read_parquet(out / "test_set.parquet").set_index("task_id")
     assert len(ts) == 7
     assert ts.loc["Big.Big.Big", "reason"] == "tlc_original_timeout"
@@ -212,13 +201,13 @@ def test_real_corpus_rename_stage_twice_identical_and_clean(corpus_root, deps_di
     old = os.getcwd()
     os.chdir(tmp_path)
     try:
-        p = _params(tmp_path)
-        p["corpus"].update(path=str(corpus_root), descriptions=str(corpus_root.parent / "tlabench"),
-                           library=list(deps_dirs), max_expected_runtime_s=30)
-        stages.ingest_stage(p)
-        first = stages.rename_stage(p)
+        c = _config(**{"corpus.path": str(corpus_root),
+                       "corpus.descriptions": str(corpus_root.parent / "tlabench" / "TLA_Description.json"),
+                       "corpus.library": list(deps_dirs), "corpus.max_expected_runtime_s": 30})
+        ingest.run(c, c.paths)
+        first = rename.run(c, c.paths)
         digest = _digest(tmp_path / "data/rename")
-        stages.rename_stage(p)
+        rename.run(c, c.paths)
         assert _digest(tmp_path / "data/rename") == digest
     finally:
         os.chdir(old)
@@ -234,3 +223,48 @@ def test_real_corpus_rename_stage_twice_identical_and_clean(corpus_root, deps_di
 
     for r in rmods.itertuples():
         assert module_info(r.text).name == r.module
+
+
+def test_grade_file_prints_the_verdicts_of_an_output(workdir, tmp_path):
+    """``alias-cir grade-file`` on the built store: the reference in a Markdown fence passes
+    all three grades with its distinct states; a broken copy fails with TLC's error text."""
+    wd, c, _ = workdir
+    from alias.cli import main
+
+    ref = (REPO / "alias/corpus/embedded/specifications/Clock/Clock.tla").read_text()
+    good = tmp_path / "good.md"
+    good.write_text("Here is the spec:\n```tla\n" + ref + "```\n")
+    res = CliRunner().invoke(main, ["grade-file", str(good), "--task", "Clock.Clock.Clock", "--json",
+                                    "--store", str(wd / "data/alias.duckdb"), "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 0, res.output
+    verdicts = {v["grade"]: v for v in json.loads(res.output)}
+    assert [verdicts[g]["passed"] for g in ("parse", "name", "behavior")] == [True, True, True]
+    assert verdicts["name"]["distinct_states"] == 48 and verdicts["name"]["tlc_kind"] == "success"
+    assert verdicts["behavior"]["mapping"]["variables"] == {"hr": "hr", "qtr": "qtr"}
+    assert verdicts["name"]["cfg_changes"] == [] and verdicts["name"]["error_text"] is None
+    bad = tmp_path / "bad.tla"
+    bad.write_text(ref.replace("THEN IF hr = 12 THEN 1 ELSE hr + 1", "THEN hr + 1"))  # TypeOK fails
+    res = CliRunner().invoke(main, ["grade-file", str(bad), "--task", "Clock.Clock.Clock", "--json", "--grades",
+                                    "name", "--store", str(wd / "data/alias.duckdb"),
+                                    "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 0, res.output
+    (name,) = json.loads(res.output)
+    assert name["passed"] is False and name["reason"].startswith("tlc_") and name["error_text"]
+    res = CliRunner().invoke(main, ["grade-file", str(bad), "--task", "Nope", "--store",
+                                    str(wd / "data/alias.duckdb"), "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 1 and "no original reference for task 'Nope'" in res.output
+    assert len(res.output.strip().splitlines()) == 1
+
+
+def test_console_script_is_alias_cir():
+    import shutil
+    import subprocess
+    import sys
+
+    exe = shutil.which("alias-cir") or str(Path(sys.executable).parent / "alias-cir")
+    if not Path(exe).exists():
+        pytest.skip("alias-cir is not installed in this environment")
+    out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "grade-file" in out.stdout and "generate-provider" in out.stdout
+    lines = [ln.split()[0] for ln in out.stdout.split("Commands:")[1].splitlines() if ln.strip()]
+    assert lines[:3] == ["ingest", "rename", "verify"]  # pipeline order

@@ -29,7 +29,7 @@ import yaml
 
 from alias.report.stats_tables import write_stats_reports
 from alias.store.db import build_store, write_parquet
-from alias.store.models import TABLE_SOURCES
+from conftest import folders_under, table_path
 
 from test_stats_appendix import ARMS, appendix_tables  # tests/ is on sys.path under pytest
 
@@ -69,8 +69,7 @@ def _run(args: list, cwd: Path, env: dict) -> str:
 
 
 def _rel(table: str) -> str:
-    rel = TABLE_SOURCES[table][1]
-    return rel if isinstance(rel, str) else rel[0]
+    return table_path(table).as_posix()
 
 
 def _digests(root: Path, dirs: tuple[str, ...]) -> dict[str, str]:
@@ -116,8 +115,9 @@ def test_push_pull_round_trip(tmp_path):
     for name, df in tables.items():
         write_parquet(df, origin / _rel(name))
     shutil.copytree(REPO / "sql", origin / "sql")
-    (origin / "params.yaml").write_text(yaml.safe_dump({"report": {"out": "reports", "n_resamples": B,
-                                                                   "exposure": ARMS}}))
+    params = yaml.safe_load((REPO / "params.yaml").read_text())
+    params["report"].update(n_resamples=B, exposure=ARMS)
+    (origin / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     _run([DVC, "add", "-q", *TRACKED], origin, env)
     (origin / "dvc.yaml").write_text(_dvc_yaml())
     out = _run([DVC, "repro"], origin, env)
@@ -172,7 +172,7 @@ def test_push_pull_round_trip(tmp_path):
 
     # the pulled tables build a store that gives the published statistics reports
     db = tmp_path / "rebuilt" / "alias.duckdb"
-    build_store(db, clone, clone / "sql")
+    build_store(db, folders_under(clone), clone / "sql")
     res = write_stats_reports(db, tmp_path / "rebuilt" / "reports", n_resamples=B)
     for name, path in res["files"].items():
         assert Path(path).read_bytes() == (clone / "reports" / name).read_bytes(), name

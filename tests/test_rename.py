@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from alias.rename import (
-    NameGenerator, RenameError, leftover_identifiers, rename_description, rename_task,
-)
-from alias.rename.names import RESERVED
+from alias.rename.cir import leftover_identifiers, rename_task
+from alias.rename.descriptions import rename_description
+from alias.rename.names import RESERVED, NameGenerator, RenameError
 from alias.tla.syntax import parse
 
 SYS = r"""---------------- MODULE Sys ----------------

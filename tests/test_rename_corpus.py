@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from alias.rename import RenameResult, leftover_identifiers, rename_task
+from alias.rename.cir import RenameResult, leftover_identifiers, rename_task
 from alias.tla.syntax import parse
 
 pytestmark = pytest.mark.corpus

@@ -20,7 +20,9 @@ from alias.report import exposure as E
 from alias.report import figures as F
 from alias.report import similarity as V
 from alias.report.stats_tables import table_1, table_u_hidden
+from alias.config import ConfigError
 from alias.store.db import StoreError, build_store, query, write_parquet
+from conftest import embedded_config, folders_under
 
 from test_stats_views import (COVERED, MODELS, TEST_TASKS, _frame, _path,  # tests/ on sys.path
                               synthetic_tables)
@@ -109,7 +111,7 @@ def make_store(root: Path, tables: dict[str, pd.DataFrame], meta: pd.DataFrame |
     for name, df in tables.items():
         write_parquet(df, root / _path(name))
     db = root / "data" / "alias.duckdb"
-    build_store(db, root, SQL, tables={"exposure_arms": E.exposure_arm_rows({"report": {"exposure": arms}})})
+    build_store(db, folders_under(root), SQL, tables={"exposure_arms": E.exposure_arm_rows(_entries(arms))})
     if meta is not None:
         # the generate stage adds these columns to `samples`; create them where this store lacks them
         con = duckdb.connect(str(db))
@@ -138,7 +140,7 @@ def store(tmp_path_factory):
 def empty_db(tmp_path_factory):
     root = tmp_path_factory.mktemp("empty_store")
     db = root / "data" / "alias.duckdb"
-    build_store(db, root, SQL)
+    build_store(db, folders_under(root), SQL)
     return db
 
 
@@ -346,25 +348,32 @@ def test_continuation_views_and_table(store):
 
 
 # ------------------------------------------------------------------------ exposure
+def _entries(arms) -> tuple:
+    """``report.exposure`` entries as the configuration reads them."""
+    return embedded_config({"report.exposure": list(arms)}).report.exposure
+
+
 def test_exposure_arm_rows_validation():
-    rows = E.exposure_arm_rows({"report": {"exposure": ARMS}})
+    rows = E.exposure_arm_rows(_entries(ARMS))
     assert rows.to_dict("records") == [{"family": "fam", "arm": "task-pair", "half": "A", "model": "gpt-5"},
                                        {"family": "fam", "arm": "task-pair", "half": "B", "model": "opus-4.8"}]
-    assert E.exposure_arm_rows({}).empty
+    assert E.exposure_arm_rows(()).empty
     for bad in ([{"family": "f", "arm": "other", "half_A": "a", "half_B": "b"}],
                 [{"family": "f", "arm": "task-pair", "half_A": "a", "half_B": "a"}],
                 [{"family": "f", "arm": "task-pair", "half_A": "a"}], ["x"], {"a": 1},
                 ARMS + ARMS):
-        with pytest.raises(ValueError):
-            E.exposure_arm_rows({"report": {"exposure": bad}})
+        with pytest.raises(ConfigError, match="report.exposure"):
+            _entries(bad)
+
+
 def test_build_store_rejects_bad_rows(tmp_path):
-    rows = E.exposure_arm_rows({"report": {"exposure": ARMS}})
+    rows = E.exposure_arm_rows(_entries(ARMS))
     db = tmp_path / "sub" / "alias.duckdb"
     with pytest.raises(StoreError, match="unknown table"):
-        build_store(db, tmp_path, SQL, tables={"no_such_table": rows})
+        build_store(db, folders_under(tmp_path), SQL, tables={"no_such_table": rows})
     assert not (tmp_path / "sub").exists()               # nothing written
     with pytest.raises(StoreError, match="missing columns"):
-        build_store(db, tmp_path, SQL, tables={"exposure_arms": rows.drop(columns=["model"])})
+        build_store(db, folders_under(tmp_path), SQL, tables={"exposure_arms": rows.drop(columns=["model"])})
     assert not db.exists()
 
 

@@ -13,6 +13,7 @@ from alias import stats as S
 from alias.report import stats_tables as T
 from alias.store.db import build_store, query, write_parquet
 from alias.store.models import TABLE_SOURCES
+from conftest import folders_under, table_path
 
 SQL = Path(__file__).resolve().parents[1] / "sql"
 B = 300          # bootstrap resamples in these tests (the reports default to 10,000)
@@ -30,9 +31,8 @@ MEANINGFUL = {("opus-4.8", "T1"), ("opus-4.8", "T2"), ("opus-4.8", "T6")}
 N_SAMPLES = 5
 
 
-def _path(table: str) -> str:
-    rel = TABLE_SOURCES[table][1]
-    return rel if isinstance(rel, str) else rel[0]
+def _path(table: str) -> Path:
+    return table_path(table)
 
 
 def _frame(table: str, rows: list[dict]) -> pd.DataFrame:
@@ -96,7 +96,7 @@ def make_store(root: Path, tables: dict[str, pd.DataFrame]) -> Path:
     for name, df in tables.items():
         write_parquet(df, root / _path(name))
     db = root / "data" / "alias.duckdb"
-    build_store(db, root, SQL)
+    build_store(db, folders_under(root), SQL)
     return db
 
 
@@ -340,7 +340,7 @@ def _table_rows(md: str) -> list[list[str]]:
 
 def test_empty_store_says_no_data(tmp_path):
     db = tmp_path / "data" / "alias.duckdb"
-    build_store(db, tmp_path / "nothing", SQL)
+    build_store(db, folders_under(tmp_path / "nothing"), SQL)
     res = T.write_stats_reports(db, tmp_path / "out", n_resamples=B, seed=SEED)
     for name in ("table_1.md", "table_U_hidden.md", "table_P_disagreements.md"):
         md = (tmp_path / "out" / name).read_text()

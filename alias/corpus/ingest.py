@@ -23,11 +23,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
+from alias.errors import AliasError
 from alias.tla.syntax import ModuleInfo, module_info
 
 EMBEDDED_CORPUS = Path(__file__).resolve().parent / "embedded"
@@ -51,7 +54,7 @@ DESCRIPTION_FIELDS = [
 ]
 
 
-class IngestError(Exception):
+class IngestError(AliasError):
     """A corpus directory that is not in the TLA+ Examples layout."""
 
 
@@ -309,6 +312,112 @@ def system_module_of(model_module: CorpusModule, corpus: Corpus) -> CorpusModule
     return (named or targets)[0]
 
 
+def _candidate_row(cm: Any, model: dict, corpus: "Corpus", max_expected_runtime_s: float | None) -> dict:
+    """The ``candidates`` row of one manifest model, with its exclusion reason (``None``
+    while eligible) and, when eligible, the module closure under ``_closure``."""
+    cfg_rel = model.get("path", "")
+    sysm = system_module_of(cm, corpus)
+    row = {
+        "folder": cm.folder, "model_module": cm.name, "model_module_path": cm.rel, "cfg_path": cfg_rel,
+        "system_module": sysm.name, "system_module_path": sysm.rel,
+        "wrapper_module": cm.name if sysm is not cm else None, "mode": _mode(model.get("mode")),
+        "manifest_result": model.get("result"), "manifest_runtime_s": _runtime_s(model.get("runtime")),
+        "expected_distinct_states": model.get("distinctStates"), "expected_states_generated": model.get("totalStates"),
+        "expected_depth": model.get("stateDepth"),
+        "task_id": _slug(str(Path(cm.rel).parent).removeprefix("specifications/"), sysm.name, Path(cfg_rel).stem),
+        "status": "excluded", "reason": None, "detail": None,
+    }
+    if row["mode"] != "exhaustive search" or row["manifest_result"] != "success":
+        row.update(reason="not_exhaustive_success", detail=f"mode={row['mode']} result={row['manifest_result']}")
+    elif not (corpus.root / cfg_rel).exists():
+        row.update(reason="missing_cfg", detail=cfg_rel)
+    elif max_expected_runtime_s is not None and (
+            row["manifest_runtime_s"] is None or row["manifest_runtime_s"] > max_expected_runtime_s):
+        row.update(reason="too_slow", detail=f"manifest runtime {model.get('runtime')} > {max_expected_runtime_s} s")
+    else:
+        mods, lib, missing = corpus.closure(cm)
+        row["_closure"] = (mods, lib)
+        if missing:
+            row.update(reason="missing_module", detail=",".join(missing))
+    return row
+
+
+def _choose_tasks(cand_rows: list[dict]) -> None:
+    """One task per system module: the fastest eligible model, then the cfg named like its
+    module; the other eligible models are excluded as ``duplicate_model``."""
+    by_system: dict[str, list[dict]] = {}
+    for r in cand_rows:
+        if r["reason"] is None:
+            by_system.setdefault(r["system_module_path"], []).append(r)
+    for rows in by_system.values():
+        rows.sort(key=lambda r: (r["manifest_runtime_s"] or 0, Path(r["cfg_path"]).stem != r["model_module"], r["cfg_path"]))
+        rows[0]["status"] = "task"
+        for r in rows[1:]:
+            r["reason"] = "duplicate_model"
+            r["detail"] = f"another model of {r['system_module']} was chosen: {rows[0]['cfg_path']}"
+
+
+def _description(sysm: Any, desc: dict) -> tuple[str, str, str | None]:
+    """``(text, source, fields JSON)`` of a system module: its TLA+-Bench description when
+    the file has one, else the description rendered from its comments."""
+    recs = desc.get(sysm.name, [])
+    if not recs:
+        text = description_from_comments(sysm.info)
+        return text, "comments" if text else "none", None
+    fields = {k: v for k, v in _best_record(recs, sysm).items() if k != "_index"}
+    source = "tlabench" if len(recs) == 1 else "tlabench_best_of_%d" % len(recs)
+    return render_description(fields), source, json.dumps(fields, sort_keys=True)
+
+
+def _task_rows(r: dict, corpus: "Corpus", desc: dict) -> tuple[dict, list[dict]]:
+    """The ``tasks`` row of a chosen candidate and the ``modules`` rows it needs."""
+    mods, lib = r["_closure"]
+    model_mod = mods[0]
+    sysm = corpus.modules[r["system_module_path"]]
+    text, source, fields_json = _description(sysm, desc)
+    task = {k: r[k] for k in ("task_id", "folder", "wrapper_module", "cfg_path", "expected_distinct_states",
+                              "expected_states_generated", "expected_depth", "manifest_runtime_s")}
+    task |= {"system_module": sysm.name, "system_module_path": sysm.rel, "model_module": model_mod.name,
+             "cfg_text": (corpus.root / r["cfg_path"]).read_text(encoding="utf-8", errors="replace"),
+             "pluscal": bool(sysm.info.has_pluscal or "pluscal" in getattr(sysm, "features", [])),
+             "author_modules": [m.name for m in mods], "library_modules": list(lib), "description": text,
+             "description_source": source, "description_fields": fields_json}
+    modules = [{"task_id": r["task_id"], "module": m.name, "path": m.rel, "text": m.text,
+                "role": "system" if m is sysm else ("wrapper" if m is model_mod else "utility"),
+                "sha256": hashlib.sha256(m.text.encode()).hexdigest()} for m in mods]
+    for name in lib:
+        p = corpus.library_path(name)
+        t = p.read_text(encoding="utf-8", errors="replace")
+        modules.append({"task_id": r["task_id"], "module": name, "role": "library", "path": str(p), "text": t,
+                        "sha256": hashlib.sha256(t.encode()).hexdigest()})
+    return task, modules
+
+
+def _role_rows(corpus: "Corpus", cand_rows: list[dict]) -> list[dict]:
+    """Corpus-wide system / wrapper / utility / other label of every module."""
+    imported_by: dict[str, set[str]] = {}
+    for cm in corpus.modules.values():
+        for imp in cm.info.imports:
+            am = corpus.resolve(imp, cm)
+            if am is not None and am is not cm:
+                imported_by.setdefault(am.rel, set()).add(cm.rel)
+    systems = {r["system_module_path"] for r in cand_rows}
+    wrappers = {r["model_module_path"] for r in cand_rows if r["wrapper_module"]}
+    rows = []
+    for cm in corpus.modules.values():
+        if cm.rel in systems:
+            role = "system"
+        elif cm.rel in wrappers:
+            role = "wrapper"
+        elif not cm.models and cm.rel in imported_by:
+            role = "utility"
+        else:
+            role = "other"
+        rows.append({"folder": cm.folder, "module": cm.name, "path": cm.rel, "role": role,
+                     "has_model": bool(cm.models), "pluscal": cm.info.has_pluscal})
+    return rows
+
+
 def ingest(
     root: str | Path,
     descriptions: str | Path | None = None,
@@ -321,147 +430,27 @@ def ingest(
     directory or description file that is not in the expected layout."""
     corpus = Corpus(root, library)
     desc = load_descriptions(descriptions)
-    cand_rows: list[dict] = []
-    for cm in corpus.modules.values():
-        for model in cm.models:
-            cfg_rel = model.get("path", "")
-            cfg_path = corpus.root / cfg_rel
-            sysm = system_module_of(cm, corpus)
-            row = {
-                "folder": cm.folder,
-                "model_module": cm.name,
-                "model_module_path": cm.rel,
-                "cfg_path": cfg_rel,
-                "system_module": sysm.name,
-                "system_module_path": sysm.rel,
-                "wrapper_module": cm.name if sysm is not cm else None,
-                "mode": _mode(model.get("mode")),
-                "manifest_result": model.get("result"),
-                "manifest_runtime_s": _runtime_s(model.get("runtime")),
-                "expected_distinct_states": model.get("distinctStates"),
-                "expected_states_generated": model.get("totalStates"),
-                "expected_depth": model.get("stateDepth"),
-                "task_id": _slug(str(Path(cm.rel).parent).removeprefix("specifications/"), sysm.name, Path(cfg_rel).stem),
-                "status": "excluded",
-                "reason": None,
-                "detail": None,
-            }
-            if row["mode"] != "exhaustive search" or row["manifest_result"] != "success":
-                row["reason"] = "not_exhaustive_success"
-                row["detail"] = f"mode={row['mode']} result={row['manifest_result']}"
-            elif not cfg_path.exists():
-                row["reason"] = "missing_cfg"
-                row["detail"] = cfg_rel
-            elif max_expected_runtime_s is not None and (
-                row["manifest_runtime_s"] is None or row["manifest_runtime_s"] > max_expected_runtime_s
-            ):
-                row["reason"] = "too_slow"
-                row["detail"] = f"manifest runtime {model.get('runtime')} > {max_expected_runtime_s} s"
-            else:
-                mods, lib, missing = corpus.closure(cm)
-                row["_closure"] = (mods, lib)
-                if missing:
-                    row["reason"] = "missing_module"
-                    row["detail"] = ",".join(missing)
-            cand_rows.append(row)
-
-    # one task per system module: fastest model, then the cfg named like its module
-    eligible = [r for r in cand_rows if r["reason"] is None]
-    by_system: dict[str, list[dict]] = {}
-    for r in eligible:
-        by_system.setdefault(r["system_module_path"], []).append(r)
-    for rows in by_system.values():
-        rows.sort(key=lambda r: (r["manifest_runtime_s"] or 0, Path(r["cfg_path"]).stem != r["model_module"], r["cfg_path"]))
-        rows[0]["status"] = "task"
-        for r in rows[1:]:
-            r["reason"] = "duplicate_model"
-            r["detail"] = f"another model of {r['system_module']} was chosen: {rows[0]['cfg_path']}"
-
+    cand_rows = [_candidate_row(cm, model, corpus, max_expected_runtime_s)
+                 for cm in corpus.modules.values() for model in cm.models]
+    _choose_tasks(cand_rows)
     task_rows, module_rows = [], []
     for r in cand_rows:
-        if r["status"] != "task":
-            continue
-        mods, lib = r["_closure"]
-        model_mod = mods[0]
-        sysm = corpus.modules[r["system_module_path"]]
-        recs = desc.get(sysm.name, [])
-        if recs:
-            source = "tlabench" if len(recs) == 1 else "tlabench_best_of_%d" % len(recs)
-            fields = {k: v for k, v in _best_record(recs, sysm).items() if k != "_index"}
-            text = render_description(fields)
-            fields_json = json.dumps(fields, sort_keys=True)
-        else:
-            text = description_from_comments(sysm.info)
-            source = "comments" if text else "none"
-            fields_json = None
-        cfg_text = (corpus.root / r["cfg_path"]).read_text(encoding="utf-8", errors="replace")
-        task_rows.append({
-            "task_id": r["task_id"],
-            "folder": r["folder"],
-            "system_module": sysm.name,
-            "system_module_path": sysm.rel,
-            "wrapper_module": r["wrapper_module"],
-            "model_module": model_mod.name,
-            "cfg_path": r["cfg_path"],
-            "cfg_text": cfg_text,
-            "expected_distinct_states": r["expected_distinct_states"],
-            "expected_states_generated": r["expected_states_generated"],
-            "expected_depth": r["expected_depth"],
-            "manifest_runtime_s": r["manifest_runtime_s"],
-            "pluscal": bool(sysm.info.has_pluscal or "pluscal" in getattr(sysm, "features", [])),
-            "author_modules": [m.name for m in mods],
-            "library_modules": list(lib),
-            "description": text,
-            "description_source": source,
-            "description_fields": fields_json,
-        })
-        for m in mods:
-            role = "system" if m is sysm else ("wrapper" if m is model_mod else "utility")
-            module_rows.append({
-                "task_id": r["task_id"], "module": m.name, "role": role, "path": m.rel,
-                "text": m.text, "sha256": hashlib.sha256(m.text.encode()).hexdigest(),
-            })
-        for name in lib:
-            p = corpus.library_path(name)
-            t = p.read_text(encoding="utf-8", errors="replace")
-            module_rows.append({
-                "task_id": r["task_id"], "module": name, "role": "library", "path": str(p),
-                "text": t, "sha256": hashlib.sha256(t.encode()).hexdigest(),
-            })
-        if progress:
-            progress()
-
-    # corpus-wide system/utility labels
-    imported_by: dict[str, set[str]] = {}
-    for cm in corpus.modules.values():
-        for imp in cm.info.imports:
-            am = corpus.resolve(imp, cm)
-            if am is not None and am is not cm:
-                imported_by.setdefault(am.rel, set()).add(cm.rel)
-    systems = {r["system_module_path"] for r in cand_rows}
-    wrappers = {r["model_module_path"] for r in cand_rows if r["wrapper_module"]}
-    role_rows = []
-    for cm in corpus.modules.values():
-        if cm.rel in systems:
-            role = "system"
-        elif cm.rel in wrappers:
-            role = "wrapper"
-        elif not cm.models and cm.rel in imported_by:
-            role = "utility"
-        else:
-            role = "other"
-        role_rows.append({"folder": cm.folder, "module": cm.name, "path": cm.rel, "role": role,
-                          "has_model": bool(cm.models), "pluscal": cm.info.has_pluscal})
-
+        if r["status"] == "task":
+            task, mods = _task_rows(r, corpus, desc)
+            task_rows.append(task)
+            module_rows += mods
+            if progress:
+                progress()
+    role_rows = _role_rows(corpus, cand_rows)
     for r in cand_rows:
         r.pop("_closure", None)
-    cand = pd.DataFrame(cand_rows)
     for name in corpus.without_manifest:
-        print(f"warning: {name}: no manifest.json; its modules are not candidates")
+        print(f"warning: {name}: no manifest.json; its modules are not candidates", file=sys.stderr)
     if desc and not any(r["description_source"].startswith("tlabench") for r in task_rows):
-        print("warning: the description file matched no task; every description comes from module comments")
+        print("warning: the description file matched no task; every description comes from module comments",
+              file=sys.stderr)
     return {
-        "candidates": cand.sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
+        "candidates": pd.DataFrame(cand_rows).sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
         "tasks": pd.DataFrame(task_rows).sort_values("task_id").reset_index(drop=True) if task_rows else pd.DataFrame(task_rows),
         "modules": pd.DataFrame(module_rows),
         "module_roles": pd.DataFrame(role_rows).sort_values("path").reset_index(drop=True),

@@ -8,13 +8,13 @@ halves of the test set (Methods, Experiment 2; Appendices E, F, N, O, T).
 ``loglik``     mean token log-likelihood of the reference, overall, outside the renamed
                identifiers and on them alone
 ``effects``    exposure effects and DiD on the likelihood (via ``alias.stats``)
-``stage``      ``exposure_stage``: split -> adapters -> samples -> loglik (data/exposure)
+``experiment`` the experiment's steps: split -> adapters -> samples -> loglik (stage ``exposure``)
 
 Heavy imports (torch, transformers, peft) happen inside the functions that need them.
 """
 
 from .split import HALVES, SPLIT_SEED, other_half, split_halves
-from .trainsets import ARMS, build_training_set, epoch_orders, task_records, tokenize_example
+from .trainsets import ARMS, build_training_set, epoch_orders, tokenize_example
 
 __all__ = ["HALVES", "SPLIT_SEED", "other_half", "split_halves", "ARMS", "build_training_set", "epoch_orders",
-           "task_records", "tokenize_example"]
+           "tokenize_example"]

@@ -34,12 +34,10 @@ A small explicit training loop (batch size 1 needs no padding or collator), buil
 
 Public API::
 
-    DEFAULT_LORA_PARAMS                           # the Appendix E settings
-    lora_params(overrides=None) -> dict
     lora_target_modules(model) -> list[str]
     causal_lm_loss(logits, labels) -> (loss, n_predicted)
-    train_lora(model_dir, examples, out_dir, params=None, *, name=None, device=None,
-               progress=None) -> LoraRun
+    train_lora(model_dir, examples, out_dir, settings: alias.config.LoraConfig, *, name=None,
+               device=None, progress=None) -> LoraRun
 """
 
 from __future__ import annotations
@@ -54,35 +52,15 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from alias.config import LoraConfig
+from alias.store.db import columns
+from alias.store.models import TrainingStep
 from alias.exposure.trainsets import IGNORE_INDEX, epoch_orders, tokenize_example
 
-__all__ = ["DEFAULT_LORA_PARAMS", "LoraRun", "lora_params", "lora_target_modules", "causal_lm_loss",
-           "train_lora", "TRAINING_LOG_COLUMNS"]
-
-#: Appendix E settings. ``target_modules: null`` = resolved per architecture;
-#: ``precision: auto`` = bf16/fp16 on a GPU, fp32 on the CPU; ``gradient_checkpointing:
-#: auto`` = on a GPU only.
-DEFAULT_LORA_PARAMS: dict[str, Any] = {
-    "r": 16,
-    "alpha": 32,
-    "dropout": 0.05,
-    "target_modules": None,
-    "epochs": 3,
-    "batch_size": 1,
-    "lr": 2e-4,
-    "warmup_steps": 100,
-    "weight_decay": 0.0,
-    "max_grad_norm": 1.0,
-    "max_length": 2048,
-    "precision": "auto",
-    "gradient_checkpointing": "auto",
-    "seed": 0,
-    "shuffle_seed": 0,
-}
+__all__ = ["LoraRun", "lora_target_modules", "causal_lm_loss", "train_lora", "TRAINING_LOG_COLUMNS"]
 
 #: Columns of the ``training_log`` table (one row per optimizer step).
-TRAINING_LOG_COLUMNS = ["adapter", "step", "epoch", "task_id", "loss", "lr", "tokens", "loss_tokens",
-                        "grad_norm"]
+TRAINING_LOG_COLUMNS = columns(TrainingStep)
 
 # Attention projections by naming family: (q/k/v/o style, fused styles).
 _PROJ_SETS = (
@@ -95,25 +73,6 @@ _PROJ_SETS = (
 _NON_TEXT = re.compile(r"(^|\.)(vision|visual|vision_tower|vision_model|audio|audio_tower|audio_model|"
                        r"image|multi_modal_projector|mm_projector|embed_vision|embed_audio)[^.]*(\.|$)")
 _ATTN_PARENT = re.compile(r"(attn|attention)", re.IGNORECASE)
-
-
-def lora_params(overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:data:`DEFAULT_LORA_PARAMS` updated with ``overrides``; ``ValueError`` on an unknown
-    key or a value out of range (rank, epochs, batch size 1, lr, lengths, dropout)."""
-    p = dict(DEFAULT_LORA_PARAMS)
-    for k, v in (overrides or {}).items():
-        if k not in p:
-            raise ValueError(f"unknown LoRA setting {k!r}; known: {sorted(p)}")
-        p[k] = v
-    if int(p["r"]) < 1 or int(p["epochs"]) < 1 or int(p["max_length"]) < 2:
-        raise ValueError("r, epochs must be >= 1 and max_length >= 2")
-    if int(p["batch_size"]) != 1:
-        raise ValueError("only batch size 1 is implemented (Appendix E)")
-    if not 0.0 <= float(p["dropout"]) < 1.0 or float(p["lr"]) <= 0 or int(p["warmup_steps"]) < 0:
-        raise ValueError("dropout must be in [0, 1), lr > 0, warmup_steps >= 0")
-    if p["precision"] not in ("auto", "fp32", "fp16", "bf16"):
-        raise ValueError(f"precision must be auto, fp32, fp16 or bf16, got {p['precision']!r}")
-    return p
 
 
 def lora_target_modules(model) -> list[str]:
@@ -198,10 +157,9 @@ class LoraRun:
     skipped: list[str] = field(default_factory=list)
 
 
-def _precision(params: Mapping[str, Any], device) -> Any:
+def _precision(prec: str, device) -> Any:
     import torch
 
-    prec = params["precision"]
     if device.type != "cuda":
         if prec in ("fp16", "bf16"):
             raise ValueError(f"precision {prec} needs a GPU; use fp32 or auto on the CPU")
@@ -215,9 +173,100 @@ def _precision(params: Mapping[str, Any], device) -> Any:
     return torch.float16
 
 
+def _encode(tokenizer, examples: Sequence[Mapping[str, Any]], max_length: int) -> tuple[list, list[str]]:
+    """``(task_id, encoding)`` of every example with a specification token inside
+    ``max_length``, and the task ids of the others (their prompt fills the window)."""
+    encoded, skipped = [], []
+    for ex in examples:
+        enc = tokenize_example(tokenizer, ex, max_length=max_length)
+        # labels from position 1 on are predicted; a prompt that fills the window leaves none
+        if sum(1 for x in enc["labels"][1:] if x != IGNORE_INDEX) == 0:
+            skipped.append(ex["task_id"])
+            continue
+        encoded.append((ex["task_id"], enc))
+    if not encoded:
+        raise ValueError("no example has a specification token within max_length")
+    return encoded, skipped
+
+
+def _peft_model(mdir: Path, p: LoraConfig, dev, dtype) -> tuple[Any, list[str], bool]:
+    """The base model with LoRA adapters on the target modules (adapter weights float32)."""
+    import torch
+    from peft import LoraConfig as PeftLoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(p.seed)
+    model = AutoModelForCausalLM.from_pretrained(mdir, dtype=dtype, local_files_only=True)
+    targets = list(p.target_modules) if p.target_modules else lora_target_modules(model)
+    use_gc = p.gradient_checkpointing == "on" or (p.gradient_checkpointing == "auto" and dev.type == "cuda")
+    if use_gc:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        model.enable_input_require_grads()
+    model.config.use_cache = False
+    cfg = PeftLoraConfig(r=p.r, lora_alpha=p.alpha, lora_dropout=p.dropout, target_modules=targets, bias="none",
+                         task_type="CAUSAL_LM")
+    model = get_peft_model(model, cfg)
+    model.to(dev)
+    model.train()
+    for q in model.parameters():  # adapters in float32 whatever the base dtype
+        if q.requires_grad:
+            q.data = q.data.float()
+    return model, targets, use_gc
+
+
+def _train_steps(model, encoded: list, p: LoraConfig, dev, dtype, name: str,
+                 progress: Callable[[], None] | None) -> tuple[list[dict], int, int, float]:
+    """The training loop: ``(log rows, warm-up steps, tokens, wall seconds)``."""
+    import torch
+    from transformers import get_linear_schedule_with_warmup
+
+    trainable = [q for q in model.parameters() if q.requires_grad]
+    orders = epoch_orders(len(encoded), p.epochs, seed=p.shuffle_seed)
+    total = p.epochs * len(encoded)
+    warmup = min(p.warmup_steps, total // 10)
+    opt = torch.optim.AdamW(trainable, lr=p.lr, betas=(0.9, 0.999), eps=1e-8, weight_decay=p.weight_decay)
+    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=warmup, num_training_steps=total)
+    use_amp = dev.type == "cuda" and dtype != torch.float32
+    scaler = torch.amp.GradScaler("cuda") if (use_amp and dtype == torch.float16) else None
+    rows: list[dict[str, Any]] = []
+    n_tokens, step = 0, 0
+    torch.manual_seed(p.seed)
+    t0 = time.monotonic()
+    for epoch, order in enumerate(orders, start=1):
+        for i in order:
+            task_id, enc = encoded[i]
+            ids = torch.tensor([enc["input_ids"]], device=dev)
+            labels = torch.tensor([enc["labels"]], device=dev)
+            lr_now = opt.param_groups[0]["lr"]
+            with torch.autocast(device_type=dev.type, dtype=dtype, enabled=use_amp):
+                logits = model(input_ids=ids).logits
+            loss, n_pred = causal_lm_loss(logits, labels)
+            opt.zero_grad(set_to_none=True)
+            (scaler.scale(loss) if scaler is not None else loss).backward()
+            if scaler is not None:
+                scaler.unscale_(opt)
+            gnorm = torch.nn.utils.clip_grad_norm_(trainable, p.max_grad_norm)
+            if scaler is not None:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+            sched.step()
+            step += 1
+            n_tokens += ids.shape[1]
+            rows.append({"adapter": name, "step": step, "epoch": epoch, "task_id": task_id, "loss": float(loss.detach()),
+                         "lr": float(lr_now), "tokens": int(ids.shape[1]), "loss_tokens": int(n_pred),
+                         "grad_norm": float(gnorm)})
+            if progress is not None:
+                progress()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    return rows, warmup, n_tokens, time.monotonic() - t0
+
+
 def train_lora(model_dir: str | Path, examples: Sequence[Mapping[str, Any]], out_dir: str | Path,
-               params: Mapping[str, Any] | None = None, *, name: str | None = None,
-               device: str | None = None, progress: Callable[[], None] | None = None) -> LoraRun:
+               settings: LoraConfig, *, name: str | None = None, device: str | None = None,
+               progress: Callable[[], None] | None = None) -> LoraRun:
     """Fine-tune a LoRA adapter on ``examples`` and save it to ``out_dir`` (Appendix E).
 
     Args:
@@ -225,7 +274,7 @@ def train_lora(model_dir: str | Path, examples: Sequence[Mapping[str, Any]], out
         examples: training examples in their shuffled order
             (:func:`alias.exposure.trainsets.build_training_set`).
         out_dir: the adapter directory (created; an existing adapter there is replaced).
-        params: overrides of :data:`DEFAULT_LORA_PARAMS` (see :func:`lora_params`).
+        settings: the LoRA settings (``params.yaml`` ``exposure.lora``, checked when read).
         name: the adapter name in the log (default: ``out_dir``'s name).
         device: ``"cpu"``, ``"cuda"``...; default ``cuda`` when available.
         progress: called after every step.
@@ -237,17 +286,13 @@ def train_lora(model_dir: str | Path, examples: Sequence[Mapping[str, Any]], out
         ``grad_norm`` (before clipping).
 
     Raises:
-        ValueError: no examples, bad settings, no attention projection found, or no
-            example with a specification token inside ``max_length``.
+        ValueError: no examples, precision that needs a GPU, no attention projection
+            found, or no example with a specification token inside ``max_length``.
         FileNotFoundError: ``model_dir`` is not a local directory.
     """
-    import peft
     import torch
-    import transformers
-    from peft import LoraConfig, get_peft_model
-    from transformers import AutoModelForCausalLM, AutoTokenizer, get_linear_schedule_with_warmup
+    from transformers import AutoTokenizer
 
-    p = lora_params(params)
     if not examples:
         raise ValueError("no training examples")
     mdir = Path(model_dir).expanduser()
@@ -257,99 +302,36 @@ def train_lora(model_dir: str | Path, examples: Sequence[Mapping[str, Any]], out
     out = Path(out_dir)
     name = name or out.name
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    dtype = _precision(p, dev)
+    dtype = _precision(settings.precision, dev)
+    encoded, skipped = _encode(AutoTokenizer.from_pretrained(mdir, local_files_only=True), examples,
+                               settings.max_length)
+    model, targets, use_gc = _peft_model(mdir, settings, dev, dtype)
+    rows, warmup, n_tokens, wall = _train_steps(model, encoded, settings, dev, dtype, name, progress)
+    tps = n_tokens / wall if wall > 0 else math.inf
+    meta = {"params": settings.as_dict(), "target_modules": targets, "warmup_steps_used": warmup,
+            "n_steps": len(rows), "examples": len(encoded), "skipped": skipped, "device": str(dev),
+            "dtype": str(dtype).replace("torch.", ""), "gradient_checkpointing": bool(use_gc),
+            "versions": _versions()}
+    _save_adapter(model, out, meta)
+    return LoraRun(adapter_dir=out, log=pd.DataFrame(rows, columns=TRAINING_LOG_COLUMNS), tokens_per_s=tps,
+                   wall_s=wall, n_steps=len(rows), warmup_steps=warmup, target_modules=targets,
+                   params=settings.as_dict(), device=str(dev), dtype=meta["dtype"], skipped=skipped)
 
-    tokenizer = AutoTokenizer.from_pretrained(mdir, local_files_only=True)
-    encoded, skipped = [], []
-    for ex in examples:
-        enc = tokenize_example(tokenizer, ex, max_length=int(p["max_length"]))
-        # labels from position 1 on are predicted; a prompt that fills the window leaves none
-        if sum(1 for x in enc["labels"][1:] if x != IGNORE_INDEX) == 0:
-            skipped.append(ex["task_id"])
-            continue
-        encoded.append((ex["task_id"], enc))
-    if not encoded:
-        raise ValueError("no example has a specification token within max_length")
 
-    torch.manual_seed(int(p["seed"]))
-    model = AutoModelForCausalLM.from_pretrained(mdir, dtype=dtype, local_files_only=True)
-    targets = list(p["target_modules"]) if p["target_modules"] else lora_target_modules(model)
-    use_gc = (p["gradient_checkpointing"] is True) or (p["gradient_checkpointing"] == "auto" and dev.type == "cuda")
-    if use_gc:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        model.enable_input_require_grads()
-    model.config.use_cache = False
-    cfg = LoraConfig(r=int(p["r"]), lora_alpha=int(p["alpha"]), lora_dropout=float(p["dropout"]),
-                     target_modules=targets, bias="none", task_type="CAUSAL_LM")
-    model = get_peft_model(model, cfg)
-    model.to(dev)
-    model.train()
-    trainable = [q for q in model.parameters() if q.requires_grad]
-    for q in trainable:  # adapters in float32 whatever the base dtype
-        q.data = q.data.float()
+def _versions() -> dict[str, str]:
+    import peft
+    import torch
+    import transformers
 
-    epochs = int(p["epochs"])
-    orders = epoch_orders(len(encoded), epochs, seed=int(p["shuffle_seed"]))
-    total = epochs * len(encoded)
-    warmup = min(int(p["warmup_steps"]), total // 10)
-    opt = torch.optim.AdamW(trainable, lr=float(p["lr"]), betas=(0.9, 0.999), eps=1e-8,
-                            weight_decay=float(p["weight_decay"]))
-    sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=warmup, num_training_steps=total)
-    use_amp = dev.type == "cuda" and dtype != torch.float32
-    scaler = torch.amp.GradScaler("cuda") if (use_amp and dtype == torch.float16) else None
+    return {"peft": peft.__version__, "torch": torch.__version__, "transformers": transformers.__version__}
 
-    rows: list[dict[str, Any]] = []
-    n_tokens = 0
-    torch.manual_seed(int(p["seed"]))
-    t0 = time.monotonic()
-    step = 0
-    for epoch, order in enumerate(orders, start=1):
-        for i in order:
-            task_id, enc = encoded[i]
-            ids = torch.tensor([enc["input_ids"]], device=dev)
-            labels = torch.tensor([enc["labels"]], device=dev)
-            lr_now = opt.param_groups[0]["lr"]
-            with torch.autocast(device_type=dev.type, dtype=dtype, enabled=use_amp):
-                logits = model(input_ids=ids).logits
-            loss, n_pred = causal_lm_loss(logits, labels)
-            opt.zero_grad(set_to_none=True)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.unscale_(opt)
-            else:
-                loss.backward()
-            gnorm = torch.nn.utils.clip_grad_norm_(trainable, float(p["max_grad_norm"]))
-            if scaler is not None:
-                scaler.step(opt)
-                scaler.update()
-            else:
-                opt.step()
-            sched.step()
-            step += 1
-            n_tokens += ids.shape[1]
-            rows.append({"adapter": name, "step": step, "epoch": epoch, "task_id": task_id,
-                         "loss": float(loss.detach()), "lr": float(lr_now), "tokens": int(ids.shape[1]),
-                         "loss_tokens": int(n_pred), "grad_norm": float(gnorm)})
-            if progress is not None:
-                progress()
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    wall = time.monotonic() - t0
 
+def _save_adapter(model, out: Path, meta: dict[str, Any]) -> None:
+    """Save the PEFT adapter and ``alias_training.json`` (the settings, what the run did and
+    the library versions; no wall times or paths, so the same run writes the same bytes)."""
     if out.exists():
         for f in ("adapter_model.safetensors", "adapter_model.bin", "adapter_config.json", "alias_training.json"):
             (out / f).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))
-    tps = n_tokens / wall if wall > 0 else math.inf
-    meta = {"params": {k: (list(v) if isinstance(v, tuple) else v) for k, v in p.items()},
-            "target_modules": targets, "warmup_steps_used": warmup, "n_steps": step,
-            "examples": len(encoded), "skipped": skipped, "device": str(dev),
-            "dtype": str(dtype).replace("torch.", ""), "gradient_checkpointing": bool(use_gc),
-            "tokens": n_tokens, "wall_s": round(wall, 3), "tokens_per_s": round(tps, 2),
-            "base_model": str(mdir), "transformers": transformers.__version__,
-            "peft": peft.__version__, "torch": torch.__version__}
-    (out / "alias_training.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    log = pd.DataFrame(rows, columns=TRAINING_LOG_COLUMNS)
-    return LoraRun(adapter_dir=out, log=log, tokens_per_s=tps, wall_s=wall, n_steps=step, warmup_steps=warmup,
-                   target_modules=targets, params=p, device=str(dev), dtype=meta["dtype"], skipped=skipped)
+    (out / "alias_training.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")

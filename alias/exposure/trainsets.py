@@ -29,7 +29,6 @@ every test task of the half) appears exactly once per epoch.
 Public API::
 
     ARMS = ("task_pair", "spec_only")
-    task_records(ingest_dir) -> list[dict]          # task_id, description, reference
     build_training_set(records, split, half, arm, seed=0) -> list[dict]
     epoch_orders(n_examples, epochs, seed=0) -> list[list[int]]
     tokenize_example(tokenizer, example, max_length=2048) -> dict
@@ -49,7 +48,7 @@ import pandas as pd
 from alias.exposure.split import HALVES
 from alias.generate.prompts import build_prompt, has_description
 
-__all__ = ["ARMS", "PROMPT_SEPARATOR", "task_records", "build_training_set", "epoch_orders",
+__all__ = ["ARMS", "PROMPT_SEPARATOR", "build_training_set", "epoch_orders",
            "tokenize_example", "IGNORE_INDEX"]
 
 #: The two exposure arms: task-pair (Experiment 2) and specification-only (Appendix O).
@@ -60,30 +59,6 @@ PROMPT_SEPARATOR = "\n"
 
 #: Label of a token that the loss ignores (PyTorch's cross-entropy ``ignore_index``).
 IGNORE_INDEX = -100
-
-
-def task_records(ingest_dir: str | Path) -> list[dict[str, Any]]:
-    """One record per ingested task: ``task_id``, ``description`` (original) and
-    ``reference`` (the system module's text), sorted by ``task_id``.
-
-    Reads ``tasks.parquet`` and ``modules.parquet`` of the ingest stage. Raises
-    ``FileNotFoundError`` when a table is missing and ``ValueError`` when a task's system
-    module is not among its modules.
-    """
-    from alias.store.db import read_parquet
-
-    d = Path(ingest_dir)
-    tasks = read_parquet(d / "tasks.parquet")
-    modules = read_parquet(d / "modules.parquet")
-    text = {(r.task_id, r.module): r.text for r in modules.itertuples()}
-    out = []
-    for t in tasks.sort_values("task_id").itertuples():
-        key = (t.task_id, t.system_module)
-        if key not in text:
-            raise ValueError(f"{t.task_id}: system module {t.system_module!r} not in modules.parquet")
-        out.append({"task_id": t.task_id, "description": t.description if isinstance(t.description, str) else "",
-                    "reference": text[key]})
-    return out
 
 
 def _check_records(records: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
@@ -107,7 +82,7 @@ def build_training_set(records: Iterable[Mapping[str, Any]], split: pd.DataFrame
 
     Args:
         records: every task with ``task_id``, ``description`` and ``reference`` (dicts or
-            :func:`task_records`). Tasks in ``split`` are the test set; every other record
+            :func:`alias.exposure.experiment.task_records`). Tasks in ``split`` are the test set; every other record
             is a shared task outside the test set.
         split: :func:`alias.exposure.split.split_halves` output (``task_id``, ``half``).
         half: ``"A"`` or ``"B"``: the test tasks this model sees.

@@ -54,6 +54,8 @@ from fractions import Fraction
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
+from alias.corpus.testset import TestSet
+
 __all__ = [
     "CONTINUATION_PROMPT_VERSION", "CONTINUATION_COLUMNS", "LONG_RUN_TOKENS", "ContinuationItem",
     "prefix_line_count", "continuation_prompt", "reference_remainder", "tla_tokens",
@@ -311,3 +313,22 @@ def continuation_rows(items: Iterable[ContinuationItem], samples: Iterable[Any])
     df["prefix_lines"] = df["prefix_lines"].astype("int64")
     df["sample_idx"] = df["sample_idx"].astype("int64")
     return df.sort_values(["task_id", "condition", "model", "sample_idx"]).reset_index(drop=True)
+
+
+def continuation_items(testset: TestSet, repository: str) -> list[ContinuationItem]:
+    """Two items per test-set task, in task order: the original system module (with its
+    corpus path) and the CIR-renamed one (its path with the renamed module names), each
+    naming ``repository``. Raises ``ValueError`` when a task lacks its original or renamed
+    system module."""
+    mods, ren = testset.modules, testset.renamed_modules
+    items = []
+    for tid in testset.task_ids():
+        orig = mods[(mods.task_id == tid) & (mods.role == "system")]
+        rsys = ren[(ren.task_id == tid) & (ren.role == "system")]
+        if len(orig) != 1 or len(rsys) != 1:
+            raise ValueError(f"task {tid}: {len(orig)} original and {len(rsys)} renamed system modules, need 1 each")
+        o, r = orig.iloc[0], rsys.iloc[0]
+        names = dict(zip(ren.loc[ren.task_id == tid, "original_module"], ren.loc[ren.task_id == tid, "module"]))
+        items.append(continuation_item(tid, "original", o.text, repository, o.path))
+        items.append(continuation_item(tid, "random", r.text, repository, renamed_path(o.path, names)))
+    return items

@@ -48,7 +48,7 @@ Decisions, each recorded in ``LocalResult.settings``:
   its ``generation_config.eos_token_id``); with ``stop_at_module_end``, the end of the
   closing line of the first module that closes in the generated text (a line of 4+
   ``=`` that brings the depth of ``---- MODULE ... ----`` headers back to 0, nested
-  modules counted, lines matched the way ``alias.grade.extract`` matches them, the
+  modules counted, lines matched the way ``alias.tla.extract`` matches them, the
   prompt's lines setting the starting depth, and complete once its newline is
   generated); the sample's token limit. ``output_tokens`` counts the generated tokens including
   the stop token; ``hit_token_limit`` is true when the limit was reached without an
@@ -85,7 +85,7 @@ STOP_EOS = "eos"
 STOP_CLOSING_LINE = "closing_line"
 STOP_TOKEN_LIMIT = "max_new_tokens"
 
-# Same shapes as alias.grade.extract: a header line and a closing line.
+# Same shapes as alias.tla.extract: a header line and a closing line.
 _HEADER = re.compile(r"^\s*-{4,}\s*MODULE(?:\s+(.*?))?\s*-{4,}\s*$")
 _CLOSING = re.compile(r"^\s*={4,}\s*$")
 
@@ -416,14 +416,34 @@ def generate_local(
     Raises ``ValueError`` on a malformed request or duplicate sample key, and
     ``FileNotFoundError`` when ``model_dir``/``adapter_dir`` is not a local directory.
     """
-    torch = _torch()
-    import transformers
-    from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
-
     if batch_size < 1:
         raise ValueError("batch_size must be >= 1")
-    reqs = []
-    seen: set[tuple] = set()
+    reqs = _checked_requests(requests, temperature, top_p, max_new_tokens, seed)
+    if not reqs:
+        return []
+    if model_and_tokenizer is None:
+        model_and_tokenizer = load_model(model_dir, adapter_dir=adapter_dir, device=device, dtype=dtype)
+        _local_dir(model_dir, "model_dir")
+    model, tokenizer = model_and_tokenizer
+    run = _Run(model, tokenizer, stop_at_module_end, prompt_separator, add_special_tokens, batch_size, seed,
+               Path(model_dir).as_posix(), Path(adapter_dir).as_posix() if adapter_dir is not None else None)
+    texts = [r["prompt"] + prompt_separator for r in reqs]
+    enc_lens = [len(tokenizer(t, add_special_tokens=add_special_tokens)["input_ids"]) for t in texts]
+    # Long prompts with long limits first (least padding; deterministic given the list).
+    order = sorted(range(len(reqs)), key=lambda i: (-reqs[i]["max_new_tokens"], -enc_lens[i], i))
+    results: list[LocalResult | None] = [None] * len(reqs)
+    for b0 in range(0, len(order), batch_size):
+        idx = order[b0:b0 + batch_size]
+        for i, res in zip(idx, run.batch([reqs[i] for i in idx], [texts[i] for i in idx])):
+            results[i] = res
+    return [r for r in results if r is not None]
+
+
+def _checked_requests(requests: Sequence[Any], temperature: float, top_p: float, max_new_tokens: int,
+                      seed: int) -> list[dict[str, Any]]:
+    """The requests as dicts with their sampling settings and per-sample seed; raises
+    ``ValueError`` on a malformed request or a duplicate sample key."""
+    reqs, seen = [], set()
     for i, r in enumerate(requests):
         vals = {k: _req_get(r, k) for k in _REQ_FIELDS}
         for k in ("task_id", "condition", "model", "prompt"):
@@ -436,9 +456,7 @@ def generate_local(
         if key in seen:
             raise ValueError(f"request {i}: duplicate sample key {key}")
         seen.add(key)
-        t = _req_get(r, "temperature")
-        p = _req_get(r, "top_p")
-        m = _req_get(r, "max_tokens")
+        t, p, m = _req_get(r, "temperature"), _req_get(r, "top_p"), _req_get(r, "max_tokens")
         vals["temperature"] = float(temperature if t is None else t)
         vals["top_p"] = float(top_p if p is None else p)
         vals["max_new_tokens"] = int(max_new_tokens if m is None else m)
@@ -449,102 +467,73 @@ def generate_local(
         vals["prompt_version"] = _req_get(r, "prompt_version")
         vals["seed"] = sample_seed(seed, *key)
         reqs.append(vals)
-    if not reqs:
-        return []
+    return reqs
 
-    if model_and_tokenizer is None:
-        model, tokenizer = load_model(model_dir, adapter_dir=adapter_dir, device=device, dtype=dtype)
-        model_path = str(_local_dir(model_dir, "model_dir"))
-    else:
-        model, tokenizer = model_and_tokenizer
-        model_path = str(Path(model_dir).expanduser().resolve())
-    adapter_path = str(Path(adapter_dir).expanduser().resolve()) if adapter_dir is not None else None
-    dev = next(model.parameters()).device
-    model_dtype = next(model.parameters()).dtype
-    base_cfg = getattr(model, "config", None)
-    model_name = getattr(base_cfg, "_name_or_path", None) or Path(model_path).name
-    eos_ids = _eos_ids(model, tokenizer)
-    if tokenizer.pad_token_id is None:  # a tokenizer passed in without load_model
-        tokenizer.pad_token = tokenizer.eos_token
-    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (eos_ids[0] if eos_ids else 0)
-    try:
+
+class _Run:
+    """One ``generate_local`` call's model, tokenizer and fixed settings; :meth:`batch`
+    generates one padded batch."""
+
+    def __init__(self, model, tokenizer, stop_at_module_end: bool, prompt_separator: str, add_special_tokens: bool,
+                 batch_size: int, seed: int, model_path: str, adapter_path: str | None):
         import peft
+        import transformers
 
-        peft_version = peft.__version__
-    except ImportError:  # pragma: no cover - peft is a dependency
-        peft_version = None
+        torch = _torch()
+        self.model, self.tokenizer = model, tokenizer
+        self.dev = next(model.parameters()).device
+        self.eos_ids = _eos_ids(model, tokenizer)
+        if tokenizer.pad_token_id is None:  # a tokenizer passed in without load_model
+            tokenizer.pad_token = tokenizer.eos_token
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (
+            self.eos_ids[0] if self.eos_ids else 0)
+        name = getattr(getattr(model, "config", None), "_name_or_path", None) or model_path
+        self.model_name = Path(str(name)).name if Path(str(name)).is_absolute() else str(name)
+        self.model_path, self.adapter_path = model_path, adapter_path
+        self.stop, self.add_special = stop_at_module_end, add_special_tokens
+        self.base_settings = {
+            "seed": int(seed), "sampler": "alias.generate.local.TopPSampler/v1",
+            "stop_at_module_end": bool(stop_at_module_end), "eos_token_ids": self.eos_ids,
+            "prompt_separator": prompt_separator, "add_special_tokens": bool(add_special_tokens),
+            "batch_size": int(batch_size), "device": str(self.dev),
+            "dtype": str(next(model.parameters()).dtype).replace("torch.", ""),
+            "transformers": transformers.__version__, "torch": torch.__version__,
+            "peft": peft.__version__ if adapter_path else None}
 
-    texts = [r["prompt"] + prompt_separator for r in reqs]
-    enc_lens = [len(tokenizer(t, add_special_tokens=add_special_tokens)["input_ids"]) for t in texts]
-    # Long prompts with long limits first (least padding; deterministic given the list).
-    order = sorted(range(len(reqs)), key=lambda i: (-reqs[i]["max_new_tokens"], -enc_lens[i], i))
-    results: list[LocalResult | None] = [None] * len(reqs)
+    def batch(self, reqs: list[dict], texts: list[str]) -> list[LocalResult]:
+        from transformers import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
 
-    for b0 in range(0, len(order), batch_size):
-        idx = order[b0 : b0 + batch_size]
+        torch = _torch()
         t0 = time.monotonic()
-        enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True, padding_side="left",
-                        add_special_tokens=add_special_tokens)
-        input_ids = enc["input_ids"].to(dev)
-        attn = enc["attention_mask"].to(dev)
-        prompt_len = input_ids.shape[1]
-        limits = [reqs[i]["max_new_tokens"] for i in idx]
-        gens = [torch.Generator(device="cpu").manual_seed(reqs[i]["seed"]) for i in idx]
-        sampler = TopPSampler([reqs[i]["temperature"] for i in idx], [reqs[i]["top_p"] for i in idx], gens)
-        tracker = StopTracker(tokenizer, prompt_len, limits, eos_ids, stop_at_module_end,
-                              prompts=[texts[i] for i in idx])
-        gcfg = GenerationConfig(
-            max_new_tokens=max(limits),
-            do_sample=False,
-            num_beams=1,
-            pad_token_id=pad_id,
-            eos_token_id=eos_ids or None,
-            bos_token_id=model.generation_config.bos_token_id,
-        )
+        enc = self.tokenizer(texts, return_tensors="pt", padding=True, padding_side="left",
+                             add_special_tokens=self.add_special)
+        prompt_len = enc["input_ids"].shape[1]
+        limits = [r["max_new_tokens"] for r in reqs]
+        sampler = TopPSampler([r["temperature"] for r in reqs], [r["top_p"] for r in reqs],
+                              [torch.Generator(device="cpu").manual_seed(r["seed"]) for r in reqs])
+        tracker = StopTracker(self.tokenizer, prompt_len, limits, self.eos_ids, self.stop, prompts=texts)
+        gcfg = GenerationConfig(max_new_tokens=max(limits), do_sample=False, num_beams=1, pad_token_id=self.pad_id,
+                                eos_token_id=self.eos_ids or None, bos_token_id=self.model.generation_config.bos_token_id)
         with torch.inference_mode():
-            out = model.generate(
-                input_ids=input_ids,
-                attention_mask=attn,
-                generation_config=gcfg,
-                logits_processor=LogitsProcessorList([sampler]),
-                stopping_criteria=StoppingCriteriaList([tracker]),
-            )
+            out = self.model.generate(input_ids=enc["input_ids"].to(self.dev),
+                                      attention_mask=enc["attention_mask"].to(self.dev), generation_config=gcfg,
+                                      logits_processor=LogitsProcessorList([sampler]),
+                                      stopping_criteria=StoppingCriteriaList([tracker]))
         wall = round(time.monotonic() - t0, 3)
         gen = out[:, prompt_len:].tolist()
-        for row, i in enumerate(idx):
-            r = reqs[i]
-            reason = tracker.reasons[row]
-            n = tracker.lengths[row]
-            if reason is None:  # generate ended without our criterion firing (should not happen)
-                n = len(gen[row])
-                reason = STOP_TOKEN_LIMIT if n >= r["max_new_tokens"] else STOP_EOS
-            text = tokenizer.decode(gen[row][:n], skip_special_tokens=True)
-            settings = {
-                "temperature": r["temperature"],
-                "top_p": r["top_p"],
-                "max_new_tokens": r["max_new_tokens"],
-                "seed": int(seed),
-                "sample_seed": r["seed"],
-                "sampler": "alias.generate.local.TopPSampler/v1",
-                "stop_at_module_end": bool(stop_at_module_end),
-                "eos_token_ids": eos_ids,
-                "prompt_separator": prompt_separator,
-                "add_special_tokens": bool(add_special_tokens),
-                "batch_size": int(batch_size),
-                "device": str(dev),
-                "dtype": str(model_dtype).replace("torch.", ""),
-                "transformers": transformers.__version__,
-                "torch": torch.__version__,
-                "peft": peft_version if adapter_path else None,
-            }
-            results[i] = LocalResult(
-                task_id=r["task_id"], condition=r["condition"], model=r["model"],
-                sample_idx=r["sample_idx"], text=text, output_tokens=n,
-                input_tokens=int(enc["attention_mask"][row].sum()),
-                hit_token_limit=(reason == STOP_TOKEN_LIMIT),
-                stopped_at_closing_line=(reason == STOP_CLOSING_LINE),
-                stop_reason=reason, model_path=model_path, model_name=str(model_name),
-                adapter_dir=adapter_path, settings=settings,
-                prompt_version=r["prompt_version"], wall_s=wall,
-            )
-    return [r for r in results if r is not None]
+        return [self._result(r, row, gen[row], tracker, enc, wall) for row, r in enumerate(reqs)]
+
+    def _result(self, r: dict, row: int, gen: list[int], tracker: "StopTracker", enc, wall: float) -> LocalResult:
+        reason, n = tracker.reasons[row], tracker.lengths[row]
+        if reason is None:  # generate ended without our criterion firing (should not happen)
+            n = len(gen)
+            reason = STOP_TOKEN_LIMIT if n >= r["max_new_tokens"] else STOP_EOS
+        settings = {"temperature": r["temperature"], "top_p": r["top_p"], "max_new_tokens": r["max_new_tokens"],
+                    "sample_seed": r["seed"]} | self.base_settings
+        return LocalResult(
+            task_id=r["task_id"], condition=r["condition"], model=r["model"], sample_idx=r["sample_idx"],
+            text=self.tokenizer.decode(gen[:n], skip_special_tokens=True), output_tokens=n,
+            input_tokens=int(enc["attention_mask"][row].sum()), hit_token_limit=(reason == STOP_TOKEN_LIMIT),
+            stopped_at_closing_line=(reason == STOP_CLOSING_LINE), stop_reason=reason, model_path=self.model_path,
+            model_name=self.model_name, adapter_dir=self.adapter_path, settings=settings,
+            prompt_version=r["prompt_version"], wall_s=wall)

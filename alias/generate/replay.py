@@ -50,6 +50,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import pandas as pd
+import pyarrow.parquet as pq
+
+from alias.errors import AliasError
 
 __all__ = ["replay", "ReplayError", "ReplayFileError", "CONDITIONS", "REQUIRED_COLUMNS", "OUTPUT_COLUMNS",
            "format_errors"]
@@ -62,7 +65,7 @@ _JSONL_SUFFIXES = {".jsonl", ".ndjson", ".json"}
 _PARQUET_SUFFIXES = {".parquet", ".pq"}
 
 
-class ReplayFileError(ValueError):
+class ReplayFileError(AliasError, ValueError):
     """The file as a whole cannot be read (missing, unknown format, not Parquet)."""
 
 
@@ -128,8 +131,6 @@ def _jsonl_records(path: Path) -> Iterator[tuple[int, Any, ReplayError | None]]:
 
 def _parquet_records(path: Path) -> tuple[Iterator[tuple[int, Any, ReplayError | None]], list[ReplayError]]:
     try:
-        import pyarrow.parquet as pq
-
         table = pq.read_table(path)
     except Exception as e:  # noqa: BLE001 - any reader failure means the file is unusable
         raise ReplayFileError(f"{path}: cannot read as Parquet ({type(e).__name__}: {e})") from e

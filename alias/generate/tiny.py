@@ -24,6 +24,7 @@ import json
 import os
 from pathlib import Path
 from typing import Iterable
+from alias.corpus.ingest import EMBEDDED_CORPUS, render_description
 
 __all__ = ["build_tiny_model", "train_tokenizer", "embedded_texts", "BOS", "EOS", "PAD"]
 
@@ -64,7 +65,6 @@ def train_tokenizer(texts: Iterable[str], *, vocab_size: int = 2000):
 def embedded_texts() -> list[str]:
     """Fine-tuning texts from the embedded corpus: every ``.tla`` module, and every
     description rendered as in ingest, each on its own (no pairing is needed here)."""
-    from alias.corpus.ingest import EMBEDDED_CORPUS, render_description
 
     root = Path(EMBEDDED_CORPUS)
     texts = [p.read_text(encoding="utf-8") for p in sorted(root.rglob("*.tla"))]

@@ -5,8 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from alias.errors import AliasError
 
 __all__ = [
     "Provider",
@@ -75,6 +77,8 @@ class SampleRequest:
         temperature, top_p: ``None`` (default) sends nothing, i.e. the provider's
             default sampling, as in the paper (Appendix A).
         prompt_version: recorded with the result (e.g. ``prompts.PROMPT_VERSION``).
+        context: what an offline backend reads besides the prompt (the lexicon proposer:
+            the listed identifiers and the names to avoid); never sent, not compared.
     """
 
     task_id: str
@@ -86,6 +90,7 @@ class SampleRequest:
     temperature: float | None = None
     top_p: float | None = None
     prompt_version: str | None = None
+    context: Any = field(default=None, compare=False, repr=False)
 
     @property
     def custom_id(self) -> str:
@@ -166,7 +171,7 @@ class SampleResult:
         return asdict(self)
 
 
-class BatchError(RuntimeError):
+class BatchError(AliasError, RuntimeError):
     """Base class of the errors raised by ``alias.generate``."""
 
 

@@ -45,15 +45,16 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from alias.corpus.testset import Reference
+from alias.grade import stategraph
 from alias.grade.cache import Call, ToolRunner
-from alias.grade.reference import Reference
 from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
                                    split_spec, spec_shaped_definitions)
 from alias.rename.cir import rename_names
 from alias.rename.names import RenameError
 from alias.tla.cfg import Cfg, CfgError, Constant, for_jar, parse_cfg
 from alias.tla.syntax import module_info
-from alias.tla.tools import supports_check_deadlock
+from alias.tla.tools import supports_check_deadlock, tlc_run_key
 
 OUT = "AliasOut"
 OUT_MODEL = "AliasOutModel"
@@ -95,7 +96,9 @@ class BehaviorVerdict:
     control-label strings) or ``'data_graph'`` (projected state graphs, Appendix I);
     ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
     map that passed (or of the last map tried); ``maps_tried``; ``forward``/``reverse``:
-    TLC kinds of the last checks; ``attempts``: one line per map tried; ``calls``.
+    TLC kinds of the last checks; ``distinct_states``: distinct states of the last forward
+    check; ``error_text``: TLC's error message of the last failed check (``None`` on a
+    pass); ``attempts``: one line per map tried; ``calls``.
     """
 
     passed: bool
@@ -105,6 +108,8 @@ class BehaviorVerdict:
     maps_tried: int = 0
     forward: str | None = None
     reverse: str | None = None
+    distinct_states: int | None = None
+    error_text: str | None = None
     attempts: list[str] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
 
@@ -160,7 +165,7 @@ def _extends_closure(root: str, files: dict[str, str]) -> list[str]:
 _UNNAMED_INSTANCE = re.compile(r"^\s*(?:LOCAL\s+)?INSTANCE\s+([A-Za-z0-9_]+)", re.M)
 
 
-def _visible_closure(root: str, files: dict[str, str]) -> list[str]:
+def visible_closure(root: str, files: dict[str, str]) -> list[str]:
     """Texts of ``root`` and of the modules whose definitions it sees unprefixed (EXTENDS
     and unnamed INSTANCE, transitively), root first."""
     return _closure(root, files, instances=True)
@@ -260,7 +265,7 @@ class BehaviorGrader:
 
     @property
     def sg(self):
-        from alias.grade import stategraph
+        """The state-graph module (:mod:`alias.grade.stategraph`)."""
         return stategraph
 
     @property
@@ -319,7 +324,7 @@ class BehaviorGrader:
         if cfg.specification:
             names.append(cfg.specification)
         names.append("Spec")
-        closures = {m: _visible_closure(m, files) for m in order}
+        closures = {m: visible_closure(m, files) for m in order}
         for name in names:
             for m in order:
                 texts = closures[m]
@@ -357,7 +362,7 @@ class BehaviorGrader:
         """``(model, name, shape)`` of the output definition at the position of the
         reference's specification formula (the cfg's SPECIFICATION, else ``Spec``) in the
         visible closures of both models, if it has the shape ``I /\\ [][N]_v``; else None."""
-        r_texts = _visible_closure(self.ref.model_module, self.ref.files)
+        r_texts = visible_closure(self.ref.model_module, self.ref.files)
         for name in [n for n in (self.cfg.specification, "Spec") if n]:
             for i, t in enumerate(r_texts):
                 r_defs = list(definition_arities(t))
@@ -522,9 +527,6 @@ class BehaviorGrader:
 
     def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str):
         """The state graph TLC dumps for this run (cached by run key), or None."""
-        from alias.grade.cache import Call
-        from alias.tla.tools import tlc_run_key
-
         key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags)
         hit = self.runner.load_extra(key)
         if hit is not None:
@@ -736,7 +738,7 @@ class BehaviorGrader:
             files[f"{OUT}.tla"] = append_definitions(
                 files[f"{OUT}.tla"], f"AliasOutInit == Init\nAliasOutNext == Next\nAliasOutVars == <<{vs}>>\n")
         fwd = self.forward(files, model, name if shape is not None else None)
-        v.forward = fwd.kind
+        v.forward, v.distinct_states, v.error_text = fwd.kind, fwd.distinct_states, fwd.detail
         if not fwd.passed:
             v.attempts.append(f"map {vm} {cm} {labels or ''}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
             v.reason = f"forward_{fwd.kind}"
@@ -744,7 +746,7 @@ class BehaviorGrader:
                 return "fatal"  # not caused by the map: no other map can help
             return self._repeated(v, fwd)
         rev = self.reverse(files, model)
-        v.reverse = rev.kind
+        v.reverse, v.error_text = rev.kind, rev.detail
         if not rev.passed:
             v.attempts.append(f"map {vm} {cm} {labels or ''}: reverse {rev.kind}: {(rev.detail or '')[:200]}")
             v.reason = f"reverse_{rev.kind}"

@@ -26,6 +26,7 @@ exercise the resumable grading path.  Table J.1 is the view ``v_table_j1``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import random
 import re
@@ -35,10 +36,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from alias.grade.behavior import OutputSide
+from alias.corpus.testset import Reference
+from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.reference import Reference
+from alias.grade.mutants import generate_mutants
+from alias.grade.run import grade_samples
+from alias.rename.cir import rename_names, rename_task
+from alias.store.db import write_table
+from alias.store.models import ControlEligibility, ControlSample, Sample
 from alias.tla.cfg import CfgError, for_jar, parse_cfg, rename_cfg
+from alias.tla.syntax import module_info
 from alias.tla.tools import supports_check_deadlock
 
 _RANDOM = re.compile(r"\bRandom(Element|Subset|SetOfSubsets|SubsetSet)\b")
@@ -116,8 +123,6 @@ def _library_visible_definitions(author: dict[str, str], libs: dict[str, str]) -
     their EXTENDS closure among the author modules.  A task folder may ship its own copy
     of a library module (ewd998's ``Functions``); the library's ``SequencesExt``
     EXTENDS it and uses ``Range`` by that name, so renaming ``Range`` breaks SANY."""
-    from alias.tla.syntax import module_info
-
     todo: list[str] = []
     for text in libs.values():
         info = module_info(text)
@@ -138,8 +143,6 @@ def _library_visible_definitions(author: dict[str, str], libs: dict[str, str]) -
 def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], str, dict[str, str]] | None:
     """A copy of the reference's author modules with its operators renamed to random
     same-width names: ``(modules, cfg_text, mapping)``, or None with nothing to rename."""
-    from alias.rename.cir import rename_names, rename_task
-
     author = {m: ref.files[f"{m}.tla"] for m in ref.author_modules}
     libs = {k[:-4]: v for k, v in ref.files.items() if k[:-4] not in author}
     res = rename_task(author, set(author), ref.cfg_text, seed, f"oprename:{ref.task_id}", libs)
@@ -154,18 +157,9 @@ def operator_renamed(ref: Reference, seed: int | str) -> tuple[dict[str, str], s
     return mods, rename_cfg(ref.cfg_text, mapping), mapping
 
 
-def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
-                   max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60) -> list[Control]:
-    """All controls of one eligible task (validity and mutant keep-checks run TLC)."""
-    from alias.grade.behavior import BehaviorGrader
-    from alias.grade.mutants import generate_mutants
-
-    out: list[Control] = [Control(ref.task_id, "self", 0, ref.system_text)]
-    if renamed is not None:
-        side = OutputSide({m: renamed.files[f"{m}.tla"] for m in renamed.author_modules},
-                          renamed.system_module, renamed.wrapper_module)
-        out.append(Control(ref.task_id, "renamed", 0, renamed.system_text, side))
-    # operator-renamed copy
+def _oprenamed_control(ref: Reference, runner: ToolRunner, seed: int) -> Control:
+    """The operator-renamed copy of a reference, checked by SANY and TLC (``valid`` false,
+    with the reason, when it fails either or has no operator to rename)."""
     try:
         op = operator_renamed(ref, seed)
     except Exception as e:  # a renaming failure is recorded, not raised
@@ -173,68 +167,79 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
     else:
         err = "no operator to rename"
     if op is None:
-        out.append(Control(ref.task_id, "oprenamed", 0, "", None, valid=False, detail=err))
+        return Control(ref.task_id, "oprenamed", 0, "", None, valid=False, detail=err)
+    mods, cfg_text, mapping = op
+    files = dict(ref.files) | {f"{m}.tla": t for m, t in mods.items()}
+    s = runner.sany(files, ref.model_module, purpose="control_oprenamed_sany")
+    valid, detail = s.ok_strict, None
+    if not valid:
+        detail = f"sany_{s.kind}"
     else:
-        mods, cfg_text, mapping = op
-        files = dict(ref.files)
-        for m, t in mods.items():
-            files[f"{m}.tla"] = t
-        s = runner.sany(files, ref.model_module, purpose="control_oprenamed_sany")
-        valid, detail = s.ok_strict, None
-        if not valid:
-            detail = f"sany_{s.kind}"
-        else:
-            try:
-                modern = supports_check_deadlock(runner.config)
-                text, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
-                r = runner.tlc(files, ref.model_module, text, flags, purpose="control_oprenamed_tlc")
-                valid = r.kind == "success"
-                detail = None if valid else f"tlc_{r.kind}"
-            except CfgError as e:
-                valid, detail = False, f"cfg_error: {e}"
-        side = OutputSide(dict(mods), ref.system_module, ref.wrapper_module)
-        out.append(Control(ref.task_id, "oprenamed", 0, mods[ref.system_module], side, valid=valid,
-                           detail=detail or json.dumps({"renamed_operators": len(mapping)})))
-    # mutants
+        try:
+            modern = supports_check_deadlock(runner.config)
+            text, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
+            r = runner.tlc(files, ref.model_module, text, flags, purpose="control_oprenamed_tlc")
+            valid = r.kind == "success"
+            detail = None if valid else f"tlc_{r.kind}"
+        except CfgError as e:
+            valid, detail = False, f"cfg_error: {e}"
+    side = OutputSide(dict(mods), ref.system_module, ref.wrapper_module)
+    return Control(ref.task_id, "oprenamed", 0, mods[ref.system_module], side, valid=valid,
+                   detail=detail or json.dumps({"renamed_operators": len(mapping)}))
+
+
+def _mutant_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_mutants_tried: int,
+                     max_mutants_kept: int, mutant_timeout_s: float) -> list[Control]:
+    """Up to ``max_mutants_kept`` mutants whose reachable (data) states differ from the
+    reference's, of the first ``max_mutants_tried`` in seeded order."""
     grader = BehaviorGrader(ref, runner)
     control_vars = grader.r_control
     data_vars = [v for v in grader.r_vars if v not in control_vars] if control_vars else None
     ref_states, ref_kind = reachable_states(ref, ref.files, runner, data_vars, grader)
     if ref_states is None:
-        return out + [Control(ref.task_id, "mutant", -1, "", valid=False,
-                              detail=f"reference reachability run: {ref_kind}")]
+        return [Control(ref.task_id, "mutant", -1, "", valid=False, detail=f"reference reachability run: {ref_kind}")]
     cfg = parse_cfg(ref.cfg_text)
     try:
         muts = generate_mutants(ref.system_text, init=cfg.init or "Init", next=cfg.next or "Next",
                                 spec=cfg.specification or "Spec", cfg=ref.cfg_text)
     except Exception as e:
-        return out + [Control(ref.task_id, "mutant", -1, "", valid=False,
-                              detail=f"mutant generation failed: {type(e).__name__}: {e}")]
-    rng = random.Random(f"{seed}:{ref.task_id}")
+        return [Control(ref.task_id, "mutant", -1, "", valid=False,
+                        detail=f"mutant generation failed: {type(e).__name__}: {e}")]
     order = list(range(len(muts)))
-    rng.shuffle(order)
-    kept = 0
+    random.Random(f"{seed}:{ref.task_id}").shuffle(order)
     # a mutant can make the state space infinite (a counter without its bound): its
     # keep-check gets a shorter time limit and, timing out, is simply not kept
-    import dataclasses
-
     mconf = dataclasses.replace(runner.config, timeout_s=min(runner.config.timeout_s, mutant_timeout_s))
     mrunner = ToolRunner(mconf, runner.cache_dir)
     mgrader = BehaviorGrader(ref, mrunner)
+    out: list[Control] = []
+    kept = 0
     for n_tried, i in enumerate(order[:max_mutants_tried]):
         if kept >= max_mutants_kept:
             break
         m = muts[i]
-        files = dict(ref.files)
-        files[f"{ref.system_module}.tla"] = m.text
+        files = dict(ref.files) | {f"{ref.system_module}.tla": m.text}
         states, kind = reachable_states(ref, files, mrunner, data_vars, mgrader)
         keep = states is not None and states != ref_states
-        c = Control(ref.task_id, "mutant", n_tried, m.text, None, valid=keep,
-                    detail=f"{m.description}; TLC {kind}", mutant_kind=m.kind, mutant_id=m.mutant_id,
-                    reference_states=ref_states, control_states=states)
-        out.append(c)
+        out.append(Control(ref.task_id, "mutant", n_tried, m.text, None, valid=keep,
+                           detail=f"{m.description}; TLC {kind}", mutant_kind=m.kind, mutant_id=m.mutant_id,
+                           reference_states=ref_states, control_states=states))
         kept += keep
     return out
+
+
+def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
+                   max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60) -> list[Control]:
+    """All controls of one eligible task: itself, its renamed copy, its operator-renamed
+    copy and its mutants (validity and mutant keep-checks run TLC)."""
+    out: list[Control] = [Control(ref.task_id, "self", 0, ref.system_text)]
+    if renamed is not None:
+        side = OutputSide({m: renamed.files[f"{m}.tla"] for m in renamed.author_modules},
+                          renamed.system_module, renamed.wrapper_module)
+        out.append(Control(ref.task_id, "renamed", 0, renamed.system_text, side))
+    out.append(_oprenamed_control(ref, runner, seed))
+    return out + _mutant_controls(ref, runner, seed=seed, max_mutants_tried=max_mutants_tried,
+                                  max_mutants_kept=max_mutants_kept, mutant_timeout_s=mutant_timeout_s)
 
 
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
@@ -282,26 +287,20 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
                     progress("build")
         verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, parallel, max_maps, progress,
                                     retry_timeouts)
-    return summarize(elig_rows, _control_frame(controls), verdicts)
+    return summarize(elig_rows, pd.DataFrame(_control_rows(controls), columns=["task_id", "kind", "valid", "detail"]),
+                     verdicts)
 
 
-def _control_frame(controls: list[Control]) -> pd.DataFrame:
+def _control_rows(controls: list[Control]) -> list[dict]:
     rows = [{"task_id": c.task_id, "kind": c.kind, "model": f"control:{c.kind}", "sample_idx": c.sample_idx,
              "valid": c.valid, "detail": c.detail, "mutant_kind": c.mutant_kind, "mutant_id": c.mutant_id,
              "reference_states": c.reference_states, "control_states": c.control_states}
             for c in controls]
-    df = pd.DataFrame(rows, columns=["task_id", "kind", "model", "sample_idx", "valid", "detail",
-                                     "mutant_kind", "mutant_id", "reference_states", "control_states"])
-    for col in ("reference_states", "control_states"):
-        df[col] = df[col].astype("Int64")
-    return df.sort_values(["task_id", "kind", "sample_idx"]).reset_index(drop=True)
+    return sorted(rows, key=lambda r: (r["task_id"], r["kind"], r["sample_idx"]))
 
 
 def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel: int, max_maps: int,
                      progress, retry_timeouts: bool = False) -> pd.DataFrame:
-    from alias.grade.run import grade_samples
-    from alias.store.db import write_parquet
-
     samples, sides = [], {}
     for c in controls:
         if not c.valid or c.kind == "build_error":
@@ -311,12 +310,10 @@ def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel:
         samples.append(s)
         if c.side is not None:
             sides[(c.task_id, "original", s["model"], c.sample_idx)] = c.side
-    samples_df = pd.DataFrame(samples, columns=["task_id", "condition", "model", "sample_idx", "text"])
-    samples_df["sample_idx"] = samples_df["sample_idx"].astype("int64")
-    write_parquet(pd.DataFrame(elig_rows, columns=["task_id", "eligible", "reason"]), out_dir / "eligibility.parquet")
-    write_parquet(_control_frame(controls), out_dir / "control_samples.parquet")
-    write_parquet(samples_df.sort_values(["task_id", "model", "sample_idx"]).reset_index(drop=True),
-                  out_dir / "samples.parquet")
+    write_table(elig_rows, ControlEligibility, out_dir / "eligibility.parquet")
+    write_table(_control_rows(controls), ControlSample, out_dir / "control_samples.parquet")
+    write_table(sorted(samples, key=lambda r: (r["task_id"], r["model"], r["sample_idx"])), Sample,
+                out_dir / "samples.parquet")
     return grade_samples(samples, refs, runner, out_dir, parallel=parallel, max_maps=max_maps,
                          outputs=sides, reference_for=lambda s: refs.get((s["task_id"], "original")),
                          grades_for=lambda s: GRADES_FOR.get(s["model"], ("behavior",)),

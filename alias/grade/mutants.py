@@ -60,6 +60,7 @@ from typing import Iterable
 
 import tree_sitter as ts
 
+from alias.tla.cfg import parse_cfg
 from alias.tla.syntax import language, parse
 
 __all__ = ["KINDS", "Mutant", "generate_mutants", "rename_module"]
@@ -500,6 +501,138 @@ def _deletion(m: _Module, j: _Junction, k: int) -> tuple[int, int, bytes]:
 # --------------------------------------------------------------------------- main
 
 
+#: A candidate mutation: (kind, start byte, end byte, replacement, description, position).
+_Cand = tuple[str, int, int, bytes, str, int]
+
+
+def _literal_and_comparison_cands(m: "_Module", init_node, in_scope, scope: str) -> list[_Cand]:
+    """(a) numeric literals +-1 and (b) flipped comparisons, outside assignments."""
+    cands: list[_Cand] = []
+    init_span = (init_node.start_byte, init_node.end_byte) if init_node is not None else (-1, -1)
+    for unit in m.units:
+        if unit.type in ("variable_declaration", "constant_declaration", "extends") or unit.type in _SKIP:
+            continue
+        owner = m.def_name(unit)
+        if (unit.type in _DEF_TYPES and not in_scope(owner)) or (unit.type not in _DEF_TYPES and scope != "all"):
+            continue
+        where = f" in {owner}" if owner else ""
+        for n in _walk(unit):
+            if n.type == "nat_number":
+                v = int(m.t(n))
+                cands.append(("numeric_literal", n.start_byte, n.end_byte, str(v + 1).encode(),
+                              f"numeric literal {v} -> {v + 1}{where}", n.start_byte))
+                if v >= 1:
+                    cands.append(("numeric_literal", n.start_byte, n.end_byte, str(v - 1).encode(),
+                                  f"numeric literal {v} -> {v - 1}{where}", n.start_byte))
+            sym = _infix_symbol(n)
+            if sym is None or sym.type not in _FLIP:
+                continue
+            lhs = n.child_by_field_name("lhs")
+            if sym.type in ("eq", "in") and lhs is not None:
+                lsym = lhs.child_by_field_name("symbol") if lhs.type == "bound_postfix_op" else None
+                if lsym is not None and lsym.type == "prime":
+                    continue  # x' = e: an assignment
+                if (init_span[0] <= n.start_byte and n.end_byte <= init_span[1]
+                        and lhs.type == "identifier_ref" and m.t(lhs) in m.variables):
+                    continue  # v = e in the initial predicate: an assignment
+            new = _FLIP[sym.type]
+            cands.append(("comparison", sym.start_byte, sym.end_byte, new.encode(),
+                          f"comparison {m.t(sym)} -> {new}{where}: {_short(m.t(n))}", sym.start_byte))
+    return cands
+
+
+def _init_string_cands(m: "_Module", init_node, excluded: set[str]) -> list[_Cand]:
+    """(c) each string of the initial predicate replaced by the module's next string."""
+    strings: list[str] = []
+    for unit in m.units:
+        for n in _walk(unit) if unit.type not in _SKIP else ():
+            if n.type == "string" and m.t(n) not in strings:
+                strings.append(m.t(n))
+    if init_node is None or m.owner(init_node) in excluded:
+        return []
+    cands: list[_Cand] = []
+    for n in _walk(init_node):
+        if n.type != "string":
+            continue
+        s = m.t(n)
+        i = strings.index(s) if s in strings else 0
+        others = [x for x in strings[i + 1:] + strings[:i] if x != s]
+        new = others[0] if others else FRESH_STRING
+        cands.append(("init_string", n.start_byte, n.end_byte, new.encode(), f"initial string {s} -> {new}",
+                      n.start_byte))
+    return cands
+
+
+def _action_cands(m: "_Module", in_scope) -> list[_Cand]:
+    """(d)/(e) each conjunct (primed: a conjunct, else a guard) of an action deleted."""
+    cands: list[_Cand] = []
+    for name in m.defs:
+        body = m.body(name) if name in m.actions and in_scope(name) else None
+        if body is None:
+            continue
+        junctions: list[_Junction] = []
+        _conj_walk(m, body, name, junctions)
+        for j in (j for j in junctions if len(j.items) >= 2):
+            for k, item in enumerate(j.items):
+                content = _item_content(item) if j.form == "list" else item
+                if content is None:
+                    continue
+                a, b, repl = _deletion(m, j, k)
+                kind, what = ("action_conjunct", "conjunct") if m.primed(content) else ("action_guard", "guard")
+                cands.append((kind, a, b, repl, f"delete {what} of {name}: {_short(m.t(content))}", item.start_byte))
+    return cands
+
+
+def _disjunct_cands(m: "_Module", next_node, excluded: set[str]) -> list[_Cand]:
+    """(f) each disjunct of the next-state relation deleted."""
+    if next_node is None:
+        return []
+    junctions: list[_Junction] = []
+    owner = m.owner(next_node) or ""
+    _disj_walk(m, next_node, owner, junctions, {owner} if owner else set())
+    cands: list[_Cand] = []
+    seen_j: set[tuple[int, int]] = set()
+    for j in junctions:
+        key = (j.items[0].start_byte, j.items[-1].end_byte) if j.items else (0, 0)
+        if len(j.items) < 2 or key in seen_j or j.owner in excluded:
+            continue
+        seen_j.add(key)
+        for k, item in enumerate(j.items):
+            content = _item_content(item) if j.form == "list" else item
+            if content is None:
+                continue
+            a, b, repl = _deletion(m, j, k)
+            where = f" of {j.owner}" if j.owner else ""
+            cands.append(("next_disjunct", a, b, repl, f"delete disjunct{where}: {_short(m.t(content))}",
+                          item.start_byte))
+    return cands
+
+
+def _build(m: "_Module", text: str, cands: list[_Cand]) -> list[Mutant]:
+    """The mutants of the candidates in kind and position order: no duplicate text, none
+    that breaks a module tree-sitter reads, ids ``<prefix>@L<line>C<col>``."""
+    order = {k: i for i, k in enumerate(KINDS)}
+    cands = sorted(cands, key=lambda c: (order[c[0]], c[5], c[1]))  # stable: +1 before -1
+    out: list[Mutant] = []
+    texts, ids = {text}, set()
+    for kind, a, b, repl, desc, pos in cands:
+        new_src = m.src[:a] + repl + m.src[b:]
+        new_text = new_src.decode("utf-8")
+        if new_text in texts or (not m.has_error and m.reparse_has_error(a, b, repl, new_src)):
+            continue
+        texts.add(new_text)
+        line, col = m.line_col(pos)
+        prefix = _PREFIX[kind] + (("+1" if int(repl) > int(m.src[a:b]) else "-1") if kind == "numeric_literal" else "")
+        mid = base = f"{prefix}@L{line}C{col}"
+        n = 2
+        while mid in ids:
+            mid, n = f"{base}#{n}", n + 1
+        ids.add(mid)
+        out.append(Mutant(mutant_id=mid, kind=kind, line=line, description=desc, text=new_text,
+                          span=(m.char_offset(a), m.char_offset(b)), replacement=repl.decode("utf-8")))
+    return out
+
+
 def generate_mutants(text: str, *, init: str | None = "Init", next: str | None = "Next",
                      spec: str | None = "Spec", cfg: str | None = None,
                      scope: str = "behavior", max_per_kind: int | None = None,
@@ -520,161 +653,28 @@ def generate_mutants(text: str, *, init: str | None = "Init", next: str | None =
     m = _Module(text)
     if m.module is None:
         return []
-    parsed_cfg = None
-    excluded: set[str] = set()
-    if cfg is not None:
-        from alias.tla.cfg import parse_cfg
-
-        parsed_cfg = parse_cfg(cfg)
-        excluded = set(parsed_cfg.names().get("substitutions", []))
+    parsed_cfg = parse_cfg(cfg) if cfg is not None else None
+    excluded = set(parsed_cfg.names().get("substitutions", [])) if parsed_cfg is not None else set()
     init_node, next_node = _roots(m, init, next, spec, parsed_cfg)
     roots = [n for n in (init_node, next_node) if n is not None]
-    reach = m.reachable(roots)
-    for r in roots:
-        o = m.owner(r)
-        if o:
-            reach.add(o)
+    reach = m.reachable(roots) | {o for o in map(m.owner, roots) if o}
 
     def in_scope(name: str | None) -> bool:
-        if name in excluded:
-            return False
-        return scope == "all" or name in reach
+        return name not in excluded and (scope == "all" or name in reach)
 
-    cands: list[tuple[str, int, int, bytes, str, int]] = []  # kind, a, b, repl, desc, pos
-
-    # (a) numeric literals and (b) comparisons
-    init_span = (init_node.start_byte, init_node.end_byte) if init_node is not None else (-1, -1)
-    for unit in m.units:
-        if unit.type in ("variable_declaration", "constant_declaration", "extends") or unit.type in _SKIP:
-            continue
-        owner = m.def_name(unit)
-        if unit.type in _DEF_TYPES and not in_scope(owner):
-            continue
-        if unit.type not in _DEF_TYPES and scope != "all":
-            continue
-        where = f" in {owner}" if owner else ""
-        for n in _walk(unit):
-            if n.type == "nat_number":
-                v = int(m.t(n))
-                cands.append(("numeric_literal", n.start_byte, n.end_byte, str(v + 1).encode(),
-                              f"numeric literal {v} -> {v + 1}{where}", n.start_byte))
-                if v >= 1:
-                    cands.append(("numeric_literal", n.start_byte, n.end_byte, str(v - 1).encode(),
-                                  f"numeric literal {v} -> {v - 1}{where}", n.start_byte))
-            sym = _infix_symbol(n)
-            if sym is not None and sym.type in _FLIP:
-                lhs = n.child_by_field_name("lhs")
-                if sym.type in ("eq", "in") and lhs is not None:
-                    lsym = lhs.child_by_field_name("symbol") if lhs.type == "bound_postfix_op" else None
-                    if lsym is not None and lsym.type == "prime":
-                        continue  # x' = e: an assignment
-                    if (init_span[0] <= n.start_byte and n.end_byte <= init_span[1]
-                            and lhs.type == "identifier_ref" and m.t(lhs) in m.variables):
-                        continue  # v = e in the initial predicate: an assignment
-                new = _FLIP[sym.type]
-                cands.append(("comparison", sym.start_byte, sym.end_byte, new.encode(),
-                              f"comparison {m.t(sym)} -> {new}{where}: {_short(m.t(n))}",
-                              sym.start_byte))
-
-    # (c) strings of the initial predicate
-    strings: list[str] = []
-    for unit in m.units:
-        if unit.type in _SKIP:
-            continue
-        for n in _walk(unit):
-            if n.type == "string" and m.t(n) not in strings:
-                strings.append(m.t(n))
-    if init_node is not None and m.owner(init_node) not in excluded:
-        for n in _walk(init_node):
-            if n.type != "string":
-                continue
-            s = m.t(n)
-            i = strings.index(s) if s in strings else 0
-            others = [x for x in strings[i + 1:] + strings[:i] if x != s]
-            new = others[0] if others else FRESH_STRING
-            cands.append(("init_string", n.start_byte, n.end_byte, new.encode(),
-                          f"initial string {s} -> {new}", n.start_byte))
-
-    # (d)/(e) conjuncts and guards of actions
-    for name in m.defs:
-        if name not in m.actions or not in_scope(name):
-            continue
-        body = m.body(name)
-        if body is None:
-            continue
-        junctions: list[_Junction] = []
-        _conj_walk(m, body, name, junctions)
-        for j in junctions:
-            if len(j.items) < 2:
-                continue
-            for k, item in enumerate(j.items):
-                content = _item_content(item) if j.form == "list" else item
-                if content is None:
-                    continue
-                a, b, repl = _deletion(m, j, k)
-                if m.primed(content):
-                    kind, what = "action_conjunct", "conjunct"
-                else:
-                    kind, what = "action_guard", "guard"
-                cands.append((kind, a, b, repl, f"delete {what} of {name}: {_short(m.t(content))}",
-                              item.start_byte))
-
-    # (f) disjuncts of the next-state relation
-    if next_node is not None:
-        junctions = []
-        owner = m.owner(next_node) or ""
-        _disj_walk(m, next_node, owner, junctions, {owner} if owner else set())
-        seen_j: set[tuple[int, int]] = set()
-        for j in junctions:
-            key = (j.items[0].start_byte, j.items[-1].end_byte) if j.items else (0, 0)
-            if len(j.items) < 2 or key in seen_j or j.owner in excluded:
-                continue
-            seen_j.add(key)
-            for k, item in enumerate(j.items):
-                content = _item_content(item) if j.form == "list" else item
-                if content is None:
-                    continue
-                a, b, repl = _deletion(m, j, k)
-                where = f" of {j.owner}" if j.owner else ""
-                cands.append(("next_disjunct", a, b, repl,
-                              f"delete disjunct{where}: {_short(m.t(content))}", item.start_byte))
-
-    # build, validate, order
-    order = {k: i for i, k in enumerate(KINDS)}
-    cands.sort(key=lambda c: (order[c[0]], c[5], c[1]))  # stable: +1 before -1
-    out: list[Mutant] = []
-    texts = {text}
-    ids: set[str] = set()
-    for kind, a, b, repl, desc, pos in cands:
-        new_src = m.src[:a] + repl + m.src[b:]
-        new_text = new_src.decode("utf-8")
-        if new_text in texts:
-            continue
-        if not m.has_error and m.reparse_has_error(a, b, repl, new_src):
-            continue
-        texts.add(new_text)
-        line, col = m.line_col(pos)
-        prefix = _PREFIX[kind]
-        if kind == "numeric_literal":
-            prefix += "+1" if int(repl) > int(m.src[a:b]) else "-1"
-        mid = f"{prefix}@L{line}C{col}"
-        base, n = mid, 2
-        while mid in ids:
-            mid, n = f"{base}#{n}", n + 1
-        ids.add(mid)
-        out.append(Mutant(mutant_id=mid, kind=kind, line=line, description=desc, text=new_text,
-                          span=(m.char_offset(a), m.char_offset(b)), replacement=repl.decode("utf-8")))
-    if max_per_kind is not None:
-        kept: list[Mutant] = []
-        for kind in KINDS:
-            group = [x for x in out if x.kind == kind]
-            if len(group) > max_per_kind:
-                rng = random.Random(f"{seed}:{kind}")
-                idx = sorted(rng.sample(range(len(group)), max_per_kind))
-                group = [group[i] for i in idx]
-            kept.extend(group)
-        out = kept
-    return out
+    out = _build(m, text, _literal_and_comparison_cands(m, init_node, in_scope, scope)
+                 + _init_string_cands(m, init_node, excluded) + _action_cands(m, in_scope)
+                 + _disjunct_cands(m, next_node, excluded))
+    if max_per_kind is None:
+        return out
+    kept: list[Mutant] = []
+    for kind in KINDS:
+        group = [x for x in out if x.kind == kind]
+        if len(group) > max_per_kind:
+            idx = sorted(random.Random(f"{seed}:{kind}").sample(range(len(group)), max_per_kind))
+            group = [group[i] for i in idx]
+        kept.extend(group)
+    return kept
 
 
 _MODULE_NAME = re.compile(r"[A-Za-z0-9_]+")

@@ -21,8 +21,10 @@ import copy
 import re
 from dataclasses import dataclass, field
 
+from alias.corpus.testset import Reference
+from alias.grade.behavior import visible_closure
 from alias.grade.cache import Call, ToolRunner
-from alias.grade.reference import Reference
+from alias.grade.specshape import definition_arities
 from alias.tla.cfg import CfgError, for_jar, parse_cfg, write_cfg
 from alias.tla.syntax import module_info
 from alias.tla.tools import supports_check_deadlock
@@ -39,8 +41,9 @@ class NameVerdict:
     0 (the weaker verdict some benchmarks use); ``passed``: parsed and TLC succeeded;
     ``tlc_kind``: TLC's result kind (``None`` when TLC did not run); ``reason``: why it
     failed (``None`` on a pass); ``cfg_text``: the cfg TLC ran with; ``cfg_changes``:
-    the Appendix H redirections applied, e.g. ``['INIT Octv->Init']``; ``calls``: every
-    tool call (cached or not).
+    the Appendix H redirections applied, e.g. ``['INIT Octv->Init']``;
+    ``distinct_states``: TLC's distinct states; ``error_text``: SANY's errors, the cfg error
+    or TLC's error message when the grade failed; ``calls``: every tool call (cached or not).
     """
 
     parsed: bool
@@ -51,6 +54,7 @@ class NameVerdict:
     cfg_text: str | None = None
     cfg_changes: list[str] = field(default_factory=list)
     distinct_states: int | None = None
+    error_text: str | None = None
     calls: list[Call] = field(default_factory=list)
 
 
@@ -100,7 +104,7 @@ def name_grade_cfg(ref: Reference, output_definitions: set[str],
 def grade_name(ref: Reference, module_text: str, runner: ToolRunner) -> NameVerdict:
     """Grade one extracted output module by name (Appendix H).
 
-    ``module_text``: one TLA+ module (see :func:`alias.grade.extract.extract_module`);
+    ``module_text``: one TLA+ module (see :func:`alias.tla.extract.extract_module`);
     its header name is replaced by the task's system module name.  Never raises for a
     bad output: every failure is a verdict with a ``reason`` (``sany_parse_error``,
     ``sany_semantic_error``, ``sany_timeout``, ``cfg_error``, ``tlc_<kind>``...).
@@ -111,14 +115,12 @@ def grade_name(ref: Reference, module_text: str, runner: ToolRunner) -> NameVerd
     v = NameVerdict(parsed=bool(sany.ok_strict), sany_exit_ok=bool(sany.ok_exit), passed=False)
     if not sany.ok_strict:
         v.reason = f"sany_{sany.kind}" if sany.kind != "ok" else "sany_error_text"
+        v.error_text = "; ".join(sany.errors) or None
         v.calls = runner.calls
         return v
     info = module_info(files[f"{ref.system_module}.tla"])
-    from alias.grade.behavior import _visible_closure
-    from alias.grade.specshape import definition_arities
-
     imported: set[str] = set()
-    for text in _visible_closure(ref.system_module, files)[1:]:
+    for text in visible_closure(ref.system_module, files)[1:]:
         imported |= set(definition_arities(text))
     try:
         cfg_text, v.cfg_changes = name_grade_cfg(ref, set(info.definitions), imported)
@@ -126,6 +128,7 @@ def grade_name(ref: Reference, module_text: str, runner: ToolRunner) -> NameVerd
         cfg_run, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
     except CfgError as e:
         v.reason = f"cfg_error: {e}"
+        v.error_text = str(e)
         v.calls = runner.calls
         return v
     v.cfg_text = cfg_run
@@ -134,5 +137,6 @@ def grade_name(ref: Reference, module_text: str, runner: ToolRunner) -> NameVerd
     v.distinct_states = tlc.distinct_states
     v.passed = tlc.kind == "success"
     v.reason = None if v.passed else f"tlc_{tlc.kind}"
+    v.error_text = None if v.passed else (tlc.error_message or tlc.kind)
     v.calls = runner.calls
     return v

@@ -18,6 +18,7 @@ repeated TLC work.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,17 +30,23 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
+from alias.corpus.testset import Reference
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.extract import extract_module
 from alias.grade.name import grade_name, set_module_name
-from alias.grade.reference import Reference
+from alias.store.db import columns, write_table
+from alias.store.models import Verdict
+from alias.tla.extract import extract_module
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
 GRADES = ("parse", "name", "behavior")
-VERDICT_COLUMNS = SAMPLE_KEY + ["grade", "passed", "reason", "sany_exit_ok", "tlc_kind", "method",
-                                "mapping", "maps_tried", "extraction", "truncated", "tool_runs",
-                                "cached_runs", "run_keys", "wall_s", "detail"]
+#: Columns of a verdict row: the store's ``verdicts`` table.
+VERDICT_COLUMNS = columns(Verdict)
+#: The grader's source (relative to the package): files and folders whose code decides a
+#: verdict. :func:`grader_code_version` hashes them; ``tests/test_architecture.py`` checks
+#: that they cover the import closure of this module.
+GRADER_SOURCES = ("__init__.py", "errors.py", "grade", "tla", "store", "corpus/__init__.py", "corpus/testset.py",
+                  "rename/__init__.py", "rename/cir.py", "rename/names.py")
 
 
 def _key(row: dict) -> tuple:
@@ -51,8 +58,6 @@ def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSi
     """sha256 of everything a sample's verdicts depend on (its text, the reference's
     files and cfg, the output side, ``max_maps``): a journal entry is reused only when
     its signature matches, so a changed sample or reference is graded again."""
-    import hashlib
-
     payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(grades),
                "code": grader_code_version(),
                "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
@@ -65,19 +70,26 @@ def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSi
 _CODE_VERSION: str | None = None
 
 
+def grader_source_files(root: Path | None = None) -> list[Path]:
+    """The ``.py`` files of :data:`GRADER_SOURCES` under the package folder ``root``, sorted."""
+    root = Path(__file__).resolve().parents[1] if root is None else root
+    files: set[Path] = set()
+    for rel in GRADER_SOURCES:
+        p = root / rel
+        files |= set(p.rglob("*.py")) if p.is_dir() else {p}
+    return sorted(files)
+
+
 def grader_code_version() -> str:
-    """sha256 of the grader's source (``alias/grade``, the TLA+ tool and cfg modules,
-    the renamer): a journal written by other grader code is not reused."""
+    """sha256 of the grader's source (:data:`GRADER_SOURCES`, each file by its path
+    relative to the package and its bytes): a journal written by other grader code is
+    not reused."""
     global _CODE_VERSION
     if _CODE_VERSION is None:
-        import hashlib
-
         root = Path(__file__).resolve().parents[1]
-        files = sorted((root / "grade").glob("*.py")) + [root / "tla" / "tools.py", root / "tla" / "cfg.py",
-                                                         root / "tla" / "tlc_output.py", root / "rename" / "cir.py"]
         h = hashlib.sha256()
-        for f in files:
-            h.update(f.name.encode() + b"\0" + f.read_bytes())
+        for f in grader_source_files(root):
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
         _CODE_VERSION = h.hexdigest()
     return _CODE_VERSION
 
@@ -143,6 +155,45 @@ class Journal:
             os.fsync(f.fileno())
 
 
+def _name_rows(nv: Any, common: dict) -> tuple[dict, dict]:
+    """The ``parse`` and ``name`` verdict fields of a :class:`~alias.grade.name.NameVerdict`."""
+    sany_calls = [c for c in nv.calls if c.tool == "sany"]
+    parse = common | {"passed": nv.parsed, "reason": None if nv.parsed else nv.reason,
+                      "sany_exit_ok": nv.sany_exit_ok, "tool_runs": sum(not c.cached for c in sany_calls),
+                      "cached_runs": sum(c.cached for c in sany_calls),
+                      "run_keys": json.dumps([c.run_key for c in sany_calls]),
+                      "error_text": None if nv.parsed else nv.error_text}
+    name = common | {"passed": nv.passed, "reason": nv.reason, "sany_exit_ok": nv.sany_exit_ok,
+                     "tlc_kind": nv.tlc_kind, "tool_runs": sum(not c.cached for c in nv.calls),
+                     "cached_runs": sum(c.cached for c in nv.calls),
+                     "run_keys": json.dumps([c.run_key for c in nv.calls]),
+                     "detail": json.dumps({"cfg_changes": nv.cfg_changes}),
+                     "distinct_states": nv.distinct_states, "error_text": nv.error_text}
+    return parse, name
+
+
+def _behavior_row(ref: Reference, side: OutputSide, runner: ToolRunner, max_maps: int, graders: dict | None,
+                  common: dict) -> dict:
+    """The ``behavior`` verdict fields of one output side (a grader error is a verdict)."""
+    try:
+        key = (ref.task_id, ref.condition)
+        grader = graders.get(key) if graders is not None else None
+        if grader is None:
+            grader = BehaviorGrader(ref, runner, max_maps=max_maps)
+            if graders is not None:
+                graders[key] = grader
+        bv = grader.grade(side)
+    except Exception as e:
+        return common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
+    return common | {"passed": bv.passed, "reason": bv.reason, "method": bv.method,
+                     "mapping": json.dumps(bv.mapping) if bv.mapping else None, "maps_tried": bv.maps_tried,
+                     "tlc_kind": f"forward={bv.forward} reverse={bv.reverse}",
+                     "tool_runs": sum(not c.cached for c in bv.calls), "cached_runs": sum(c.cached for c in bv.calls),
+                     "run_keys": json.dumps([c.run_key for c in bv.calls]),
+                     "detail": json.dumps({"attempts": bv.attempts[-10:]}),
+                     "distinct_states": bv.distinct_states, "error_text": None if bv.passed else bv.error_text}
+
+
 def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
                  max_maps: int = 60, output: OutputSide | None = None,
                  graders: dict | None = None, grades: tuple[str, ...] = GRADES) -> list[dict]:
@@ -160,65 +211,31 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
     def rows(parse: dict, name: dict, behavior: dict) -> list[dict]:
         out = []
         for grade, r in (("parse", parse), ("name", name), ("behavior", behavior)):
-            if grade not in grades:
-                continue
-            full = {c: None for c in VERDICT_COLUMNS} | base | {"grade": grade} | r
-            full["wall_s"] = round(time.monotonic() - t0, 3)
-            out.append(full)
+            if grade in grades:
+                out.append({c: None for c in VERDICT_COLUMNS} | base | {"grade": grade} | r
+                           | {"wall_s": round(time.monotonic() - t0, 3)})
         return out
 
     if ref is None:
         fail = {"passed": False, "reason": "no_reference"}
         return rows(fail, fail, fail)
     ext = extract_module(sample.get("text") or "", ref.system_module)
-    ext_info = json.dumps({"ok": ext.ok, "actions": ext.actions, "error": ext.error})
-    common = {"extraction": ext_info, "truncated": bool(ext.truncated)}
+    common = {"extraction": json.dumps({"ok": ext.ok, "actions": ext.actions, "error": ext.error}),
+              "truncated": bool(ext.truncated)}
     if not ext.ok:
         fail = common | {"passed": False, "reason": f"extraction_failed: {ext.error}"}
         return rows(fail, fail, fail)
     module_text = set_module_name(ext.module_text, ref.system_module)
-    nerr = "not graded"
-    try:
-        nv = grade_name(ref, module_text, runner) if {"parse", "name"} & set(grades) else None
-    except Exception as e:  # keep going: one bad sample never stops the run
-        nv = None
-        nerr = f"grader_error: {type(e).__name__}: {e}"
-    if nv is None:
-        parse = name = common | {"passed": False, "reason": nerr}
-    else:
-        keys = [c.run_key for c in nv.calls]
-        sany_calls = [c for c in nv.calls if c.tool == "sany"]
-        parse = common | {"passed": nv.parsed, "reason": None if nv.parsed else nv.reason,
-                          "sany_exit_ok": nv.sany_exit_ok,
-                          "tool_runs": sum(not c.cached for c in sany_calls),
-                          "cached_runs": sum(c.cached for c in sany_calls),
-                          "run_keys": json.dumps([c.run_key for c in sany_calls])}
-        name = common | {"passed": nv.passed, "reason": nv.reason, "sany_exit_ok": nv.sany_exit_ok,
-                         "tlc_kind": nv.tlc_kind, "tool_runs": sum(not c.cached for c in nv.calls),
-                         "cached_runs": sum(c.cached for c in nv.calls), "run_keys": json.dumps(keys),
-                         "detail": json.dumps({"cfg_changes": nv.cfg_changes})}
+    parse = name = common | {"passed": False, "reason": "not graded"}
+    if {"parse", "name"} & set(grades):
+        try:
+            parse, name = _name_rows(grade_name(ref, module_text, runner), common)
+        except Exception as e:  # keep going: one bad sample never stops the run
+            parse = name = common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
     if "behavior" not in grades:
         return rows(parse, name, {})
-    try:
-        key = (ref.task_id, ref.condition)
-        grader = graders.get(key) if graders is not None else None
-        if grader is None:
-            grader = BehaviorGrader(ref, runner, max_maps=max_maps)
-            if graders is not None:
-                graders[key] = grader
-        side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
-        bv = grader.grade(side)
-        behavior = common | {"passed": bv.passed, "reason": bv.reason, "method": bv.method,
-                             "mapping": json.dumps(bv.mapping) if bv.mapping else None,
-                             "maps_tried": bv.maps_tried,
-                             "tlc_kind": f"forward={bv.forward} reverse={bv.reverse}",
-                             "tool_runs": sum(not c.cached for c in bv.calls),
-                             "cached_runs": sum(c.cached for c in bv.calls),
-                             "run_keys": json.dumps([c.run_key for c in bv.calls]),
-                             "detail": json.dumps({"attempts": bv.attempts[-10:]})}
-    except Exception as e:
-        behavior = common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
-    return rows(parse, name, behavior)
+    side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
+    return rows(parse, name, _behavior_row(ref, side, runner, max_maps, graders, common))
 
 
 def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference], runner: ToolRunner,
@@ -240,7 +257,6 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     runs on a machine that was busy; off by default, since an output with an infinite state
     space would then cost the full limit on every rerun.
     """
-    from alias.store.db import write_parquet
 
     out_dir = Path(out_dir)
     journal = Journal(out_dir / "journal.jsonl")
@@ -269,18 +285,9 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
             if progress is not None:
                 progress()
     wanted = {_key(s) for s in samples}
-    rows = [r for k, (_sig, rs) in done.items() if k in wanted for r in rs]
-    df = pd.DataFrame(rows, columns=VERDICT_COLUMNS)
-    if len(df):
-        df = df.drop_duplicates(SAMPLE_KEY + ["grade"], keep="last")
-        df = df.sort_values(SAMPLE_KEY + ["grade"]).reset_index(drop=True)
-    df["sample_idx"] = df["sample_idx"].astype("int64")
-    for c in ("maps_tried", "tool_runs", "cached_runs"):
-        df[c] = df[c].astype("Int64")
-    for c in ("passed", "sany_exit_ok", "truncated"):
-        df[c] = df[c].astype("boolean")
-    write_parquet(df, out_dir / "verdicts.parquet")
-    return df
+    rows = {(k, r["grade"]): r for k, (_sig, rs) in done.items() if k in wanted for r in rs}
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], k[1]))]
+    return write_table(ordered, Verdict, out_dir / "verdicts.parquet")
 
 
 def samples_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -1,15 +1,12 @@
 """CIR: consistent identifier renaming of TLA+ tasks (modules, cfg, descriptions).
 
-Public API: :func:`rename_task` / :class:`RenameResult` / :func:`leftover_identifiers`
-(:mod:`alias.rename.cir`), :class:`NameGenerator` / :class:`RenameError`
-(:mod:`alias.rename.names`), :func:`rename_description` (:mod:`alias.rename.descriptions`).
+``cir``           :func:`~alias.rename.cir.rename_task`, :class:`~alias.rename.cir.RenameResult`,
+                  :func:`~alias.rename.cir.leftover_identifiers`, ``rename_names``
+``names``         :class:`~alias.rename.names.NameGenerator` (same-length seeded names), ``RenameError``
+``descriptions``  :func:`~alias.rename.descriptions.rename_description`
+``corpus``        :func:`~alias.rename.corpus.rename_corpus`: a whole ingested corpus
+``kinds``         identifier categories (Appendix C) and hidden required names
+``meaningful``, ``meaningful_run``, ``proposers``  the meaningful-names condition (Appendix R)
+
+(This file imports nothing, so that importing one module does not import the others.)
 """
-
-from alias.rename.cir import KINDS, RenameResult, leftover_identifiers, rename_task
-from alias.rename.descriptions import description_names, rename_description
-from alias.rename.names import NameGenerator, RenameError
-
-__all__ = [
-    "KINDS", "NameGenerator", "RenameError", "RenameResult", "description_names",
-    "leftover_identifiers", "rename_description", "rename_task",
-]

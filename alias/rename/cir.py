@@ -54,6 +54,7 @@ from typing import Iterable, Iterator
 import tree_sitter as ts
 
 from alias.rename.names import NameGenerator, RenameError
+from alias.tla.cfg import rename_cfg, tokenize
 from alias.tla.syntax import STANDARD_MODULES, imported_modules, node_text, parse
 
 __all__ = ["RenameError", "RenameResult", "rename_task", "rename_names", "leftover_identifiers", "KINDS"]
@@ -576,7 +577,6 @@ def _all_tokens(task: _Task, author_files: set[str]) -> set[str]:
 def _cfg_idents(cfg_text: str | None) -> set[str]:
     if not cfg_text:
         return set()
-    from alias.tla.cfg import tokenize
     return {t.text for t in tokenize(cfg_text) if t.kind == "ident"}
 
 
@@ -670,7 +670,6 @@ def rename_task(
     ]
     new_cfg = None
     if cfg_text is not None:
-        from alias.tla.cfg import rename_cfg
         new_cfg = rename_cfg(cfg_text, mapping)
     lib = {k: v for k, v in files.items() if k not in author_files}
     return RenameResult(mapping=mapping, identifiers=identifiers, modules=out_modules,

@@ -13,8 +13,15 @@ An identifier is split into parts (``FinishUpdate`` -> ``Finish``, ``Update``;
 
 from __future__ import annotations
 
+import json
 import re
 from functools import lru_cache
+
+import pandas as pd
+from english_words import get_english_words_set
+
+from alias.tla.cfg import parse_cfg
+from alias.tla.syntax import module_info, node_text, parse
 
 #: TLA+ naming conventions: the operators the prompt, TLC and the PlusCal translator name.
 CONVENTIONS = frozenset(
@@ -33,8 +40,6 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 @lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
     """Lower-case English dictionary words (``english-words``: Webster's 2nd, web2)."""
-    from english_words import get_english_words_set
-
     return frozenset(get_english_words_set(["web2"], lower=True))
 
 
@@ -89,8 +94,6 @@ def mentions(text: str, name: str) -> bool:
 
 def referenced_names(module_text: str) -> set[str]:
     """Names a module refers to (``identifier_ref`` nodes of its tree-sitter tree)."""
-    from alias.tla.syntax import node_text, parse
-
     src = module_text.encode("utf-8")
     out: set[str] = set()
     stack = [parse(module_text).root_node]
@@ -123,9 +126,6 @@ def required_names(cfg_text: str, system_text: str, wrapper_text: str | None) ->
     names Init, Next and Spec are excluded (the name-based grade accepts them under any
     name, Appendix H). Order: cfg order, then wrapper references sorted.
     """
-    from alias.tla.cfg import parse_cfg
-    from alias.tla.syntax import module_info
-
     info = module_info(system_text)
     defined = set(info.constants) | set(info.variables) | set(info.definitions)
     cfg = parse_cfg(cfg_text)
@@ -146,3 +146,29 @@ def required_names(cfg_text: str, system_text: str, wrapper_text: str | None) ->
                 out.append((n, "wrapper_reference"))
                 seen.add(n)
     return out
+
+
+def identifier_rows(rename_map: pd.DataFrame) -> list[dict]:
+    """One ``identifiers`` row per renamed name of ``rename_map``: its Appendix C
+    ``category`` and ``parts`` (JSON list)."""
+    return [{"task_id": r.task_id, "old": r.old, "new": r.new, "module": r.module, "kind": r.kind,
+             "category": category(r.old), "parts": json.dumps(split_identifier(r.old))}
+            for r in rename_map.itertuples()]
+
+
+def required_name_rows(task, system_text: str, wrapper_text: str | None, new_names: dict[str, str],
+                       renamed_description: str | None) -> list[dict]:
+    """The ``required_names`` rows of one task (a ``tasks`` row): each name its cfg
+    requires (:func:`required_names`), whether the original description mentions it
+    (``hidden`` when not), its new name and whether the renamed description mentions that.
+    A cfg the parser rejects gives no rows (the caller records a warning)."""
+    rows = []
+    for name, kind in required_names(task.cfg_text, system_text, wrapper_text):
+        mentioned = mentions(task.description, name)
+        new = new_names.get(name)
+        rows.append({"task_id": task.task_id, "name": name, "cfg_kind": kind, "new_name": new,
+                     "category": category(name), "mentioned": mentioned,
+                     "mentioned_renamed": (mentions(renamed_description, new)
+                                           if (new and isinstance(renamed_description, str)) else None),
+                     "hidden": not mentioned})
+    return rows

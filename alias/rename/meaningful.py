@@ -61,7 +61,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from alias.rename.cir import RenameError, RenameResult, leftover_identifiers, rename_names, rename_task
 from alias.rename.descriptions import rename_description
 from alias.rename.names import STANDARD_OPERATORS, TLA_KEYWORDS
-from alias.tla.syntax import STANDARD_MODULES
+from alias.tla.cfg import CfgError, for_jar, parse_cfg, rename_cfg
+from alias.tla.syntax import STANDARD_MODULES, parse
+from alias.tla.tools import run_sany, run_tlc, supports_check_deadlock
 
 __all__ = [
     "NAMING_PROMPT_VERSION", "TLA_RESERVED_WORDS", "CFG_KEYWORDS", "NameProblem", "MeaningfulResult",
@@ -427,7 +429,6 @@ class MeaningfulResult:
 
 def _author_module_names(modules: dict[str, str], author_files: set[str]) -> set[str]:
     """File module names plus the names of nested modules of the author files."""
-    from alias.tla.syntax import parse
 
     out = set(author_files)
     for f in author_files:
@@ -461,7 +462,6 @@ def apply_meaningful_map(modules: dict[str, str], cfg_text: str | None, descript
     cfg and the description follows the three-part rule with the cfg's names and the
     module names (author, library and standard).
     """
-    from alias.tla.cfg import parse_cfg, rename_cfg
 
     mapping = dict(mapping)
     library_modules = dict(library_modules or {})
@@ -536,8 +536,6 @@ class MeaningfulVerification:
 def _sany_tlc(files: dict[str, str], main: str, cfg_text: str, config) -> tuple[dict, str | None]:
     """Strict SANY, then TLC (cfg adapted to the jar as ``stages._check`` does).
     Returns (outcome dict, error text)."""
-    from alias.tla.cfg import CfgError, for_jar, parse_cfg
-    from alias.tla.tools import run_sany, run_tlc, supports_check_deadlock
 
     sany = run_sany(files, main, config)
     out: dict = {"sany_ok": bool(sany.ok_strict), "sany_kind": sany.kind}

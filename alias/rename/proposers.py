@@ -7,8 +7,8 @@ In the paper an LLM (Claude Opus 4.8) reads the naming prompt
 (one per task) into one :class:`NamingReply` per task; the stage then parses, validates,
 applies and re-verifies every reply the same way, whoever wrote it.
 
-Backends (``params.meaningful.proposer.backend``; the spec has the keys of a
-``generate.models`` entry: ``backend``, ``model``, ``max_tokens``, ``model_dir``,
+Backends (``params.meaningful.proposer.backend``, a model entry of the registry
+:mod:`alias.generate.registry`: ``backend``, ``model``, ``max_tokens``, ``model_dir``,
 ``path``):
 
 ``anthropic`` / ``openai``
@@ -44,6 +44,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from alias.config import ModelEntry
+from alias.generate.registry import Backend, Completion, Options, get_backend, register
+from alias.generate.types import SampleRequest
 from alias.rename.kinds import split_identifier
 from alias.rename.meaningful import (
     CFG_KEYWORDS, NAMING_PROMPT_VERSION, TLA_RESERVED_WORDS, is_valid_name,
@@ -52,15 +55,9 @@ from alias.rename.names import STANDARD_OPERATORS
 from alias.tla.syntax import STANDARD_MODULES
 
 __all__ = [
-    "BACKENDS", "ABBREVIATIONS", "KIND_WORDS", "LEXICON_MODEL", "NamingRequest", "NamingReply",
-    "ProposerError", "lexicon_name", "lexicon_map", "spec_names", "propose", "read_replay",
-    "proposer_spec",
+    "ABBREVIATIONS", "KIND_WORDS", "NamingRequest", "NamingReply", "lexicon_name", "lexicon_map",
+    "spec_names", "propose", "proposer_model",
 ]
-
-BACKENDS = ("anthropic", "openai", "local", "replay", "lexicon")
-
-#: The ``model`` recorded for the lexicon proposer (it has no other model name).
-LEXICON_MODEL = "alias-lexicon-v1"
 
 #: Abbreviations common in TLA+ specifications, spelled out by the lexicon proposer
 #: (keys are matched on the lower-cased word).  ``N`` alone, a whole name, is a count.
@@ -88,9 +85,6 @@ KIND_WORDS: dict[str, str] = {
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 
-
-class ProposerError(ValueError):
-    """A proposer spec or replay file that cannot be used (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -129,24 +123,10 @@ class NamingReply:
 
 
 # ---------------------------------------------------------------------------- spec
-def proposer_spec(spec: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Normalize ``params.meaningful.proposer``; raises :class:`ProposerError` on a bad
-    backend or a missing required key (``model`` for anthropic/openai, ``model_dir``
-    for local, ``path`` for replay)."""
-    s = dict(spec or {})
-    backend = s.get("backend") or "lexicon"
-    if backend not in BACKENDS:
-        raise ProposerError(f"meaningful.proposer.backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
-    s["backend"] = backend
-    need = {"anthropic": "model", "openai": "model", "local": "model_dir", "replay": "path"}.get(backend)
-    if need and not s.get(need):
-        raise ProposerError(f"meaningful.proposer.{need} is required for backend {backend}")
-    if backend == "lexicon":
-        s["model"] = s.get("model") or LEXICON_MODEL
-    elif not s.get("model"):
-        s["model"] = Path(str(s.get(need))).name or backend
-    s["max_tokens"] = int(s.get("max_tokens") or 8192)
-    return s
+def proposer_model(entry: ModelEntry) -> str:
+    """The ``model`` recorded for a proposer: its ``model``, else the model folder's or
+    replay file's name."""
+    return entry.model or Path(str(entry.model_dir or entry.path or entry.backend)).name
 
 
 # ------------------------------------------------------------------------- lexicon
@@ -217,76 +197,41 @@ def lexicon_map(identifiers: Sequence[Mapping[str, Any]], avoid: Iterable[str] =
     return out
 
 
-# -------------------------------------------------------------------------- replay
-def read_replay(path: str | Path) -> dict[str, str]:
-    """``task_id -> reply`` from a JSONL file of ``{"task_id", "reply"}`` objects
-    (blank lines skipped).  Raises :class:`ProposerError` naming the line of a line
-    that is not such an object, or of a task given twice; ``FileNotFoundError`` when
-    the file is absent."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"meaningful.proposer.path: no replay file {p}")
-    out: dict[str, str] = {}
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise ProposerError(f"{p}:{i}: not JSON ({e})") from e
-        if not isinstance(obj, dict) or not isinstance(obj.get("task_id"), str) or not isinstance(obj.get("reply"), str):
-            raise ProposerError(f"{p}:{i}: expected an object with string task_id and reply")
-        if obj["task_id"] in out:
-            raise ProposerError(f"{p}:{i}: task {obj['task_id']} given twice")
-        out[obj["task_id"]] = obj["reply"]
+# ------------------------------------------------------------------------ dispatch
+def _lexicon_completions(entry: ModelEntry, requests: Sequence[SampleRequest], options: Options) -> list[Completion]:
+    """The lexicon backend: one JSON map per request from its ``context``
+    (``(identifiers, avoid)``)."""
+    out = []
+    for q in requests:
+        identifiers, avoid = q.context
+        out.append(Completion(q.task_id, q.condition, q.model, q.sample_idx,
+                              json.dumps(lexicon_map(identifiers, avoid), indent=1), response_model=entry.model,
+                              prompt_version=q.prompt_version))
     return out
 
 
-# ------------------------------------------------------------------------ dispatch
-def _sample_requests(requests: Sequence[NamingRequest], spec: dict) -> list:
-    from alias.generate.types import SampleRequest
-
-    return [SampleRequest(task_id=r.task_id, condition="meaningful", model=spec["model"], sample_idx=0,
-                          prompt=r.prompt, max_tokens=spec["max_tokens"], prompt_version=NAMING_PROMPT_VERSION)
-            for r in requests]
+register(Backend("lexicon", _lexicon_completions))
 
 
-def propose(requests: Sequence[NamingRequest], spec: Mapping[str, Any], *, ledger: str | Path | None = None,
-            poll_interval_s: float = 60.0, timeout_s: float | None = None) -> list[NamingReply]:
-    """One :class:`NamingReply` per request, in order, from the backend of ``spec``
-    (:func:`proposer_spec`).  ``ledger``: the batch ledger file (anthropic/openai).
+def propose(requests: Sequence[NamingRequest], entry: ModelEntry, *, ledger: Path | None = None,
+            poll_interval_s: float | None = None, timeout_s: float | None = None) -> list[NamingReply]:
+    """One :class:`NamingReply` per request, in order, from the model backend of ``entry``
+    (``meaningful.proposer``; one sample per task, no stop at a module's closing line).
+    ``ledger``: the batch ledger file (anthropic/openai).
 
     Raises :class:`alias.generate.types.MissingCredentials` (no API key),
-    :class:`ProposerError`, ``FileNotFoundError`` (replay file, local model folder) and
-    the batch errors of :func:`run_batch`.
+    :class:`alias.generate.registry.ModelDisabled`, ``FileNotFoundError`` (replay file,
+    local model folder), :class:`~alias.errors.AliasError` (a malformed replay file) and
+    the batch errors of :func:`alias.generate.batches.run_batch`.
     """
-    spec = proposer_spec(spec)
-    backend = spec["backend"]
     if not requests:
         return []
-    if backend == "lexicon":
-        return [NamingReply(r.task_id, json.dumps(lexicon_map(r.identifiers, r.avoid), indent=1),
-                            response_model=spec["model"]) for r in requests]
-    if backend == "replay":
-        replies = read_replay(spec["path"])
-        return [NamingReply(r.task_id, replies[r.task_id], response_model=spec["model"]) if r.task_id in replies
-                else NamingReply(r.task_id, None, "missing", f"no reply for {r.task_id} in {spec['path']}")
-                for r in requests]
-    if backend == "local":
-        from alias.generate.local import generate_local
-
-        kw = {k: spec[k] for k in ("temperature", "top_p", "seed", "device") if spec.get(k) is not None}
-        res = generate_local(spec["model_dir"], _sample_requests(requests, spec),
-                             max_new_tokens=spec["max_tokens"], stop_at_module_end=False, **kw)
-        return [NamingReply(r.task_id, r.text, response_model=r.model_name, input_tokens=r.input_tokens,
-                            output_tokens=r.output_tokens) for r in res]
-    from alias.generate.batches import run_batch
-
-    if ledger is None:
-        raise ProposerError(f"backend {backend} needs a ledger path")
-    Path(ledger).parent.mkdir(parents=True, exist_ok=True)
-    res = run_batch(backend, _sample_requests(requests, spec), ledger, poll_interval_s=poll_interval_s,
-                    timeout_s=timeout_s)
-    return [NamingReply(r.task_id, r.text if r.ok else None, r.status,
-                        None if r.ok else json.dumps(r.error, sort_keys=True) if r.error else r.status,
-                        r.response_model, r.input_tokens, r.output_tokens) for r in res]
+    model = proposer_model(entry)
+    reqs = [SampleRequest(task_id=r.task_id, condition="meaningful", model=model, sample_idx=0, prompt=r.prompt,
+                          max_tokens=entry.max_tokens, prompt_version=NAMING_PROMPT_VERSION,
+                          context=(r.identifiers, r.avoid)) for r in requests]
+    options = Options(ledger=ledger, max_new_tokens=entry.max_tokens, stop_at_closing_line=False,
+                      poll_interval_s=poll_interval_s, timeout_s=timeout_s)
+    done = get_backend(entry.backend).complete(entry, reqs, options)
+    return [NamingReply(d.task_id, d.text, d.status, d.error, d.response_model or model, d.input_tokens,
+                        d.output_tokens) for d in done]

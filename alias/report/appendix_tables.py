@@ -19,6 +19,7 @@ import pandas as pd
 from alias.generate.continuation import LONG_RUN_TOKENS
 from alias.report.stats_tables import (COVERED, TEST_SET, _STAT_COLUMNS, _label, _missing, _models, _num, _p,
                                        _paired, _stat_cells, paired_stats)
+from alias.report.tables import to_markdown
 from alias.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, exposure_effects, permutation_test_groups,
                          spearman_permutation)
 from alias.store.db import query
@@ -273,7 +274,6 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     """Write ``table_M_known_names.md``, ``table_N_truncation.md`` and
     ``table_L_continuation.md`` under ``out_dir``. Returns ``{"files": {name: path},
     "metrics": {...}}`` with the marked-task counts of Appendix M."""
-    from alias.report.tables import to_markdown
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

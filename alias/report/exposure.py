@@ -29,11 +29,12 @@ tasks in the paper's Table 2; Table O.1 counts likelihoods over 110). Every tabl
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pandas as pd
 
 from alias.report.stats_tables import _missing
+from alias.report.tables import to_markdown
 from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, ExposureEffects, exposure_effects
 from alias.store.db import query
 
@@ -51,35 +52,14 @@ _CELLS = ["original_seen", "original_unseen", "renamed_seen", "renamed_unseen"]
 _EFFECTS = ("exposure_original", "exposure_renamed", "did", "unseen_cost")
 
 
-def exposure_arm_rows(params: dict) -> pd.DataFrame:
-    """The ``exposure_arms`` rows (``family, arm, half, model``) of ``params.report.exposure``
-    (see the module docstring); empty when the list is absent or empty.
-
-    Raises:
-        ValueError: an entry that is not a mapping with non-empty ``family``, ``arm`` in
-            :data:`ARMS`, ``half_A`` and ``half_B``; the same model on both halves; or a
-            (family, arm) given twice.
-    """
-    entries = ((params or {}).get("report") or {}).get("exposure") or []
-    if not isinstance(entries, list):
-        raise ValueError("report.exposure must be a list of {family, arm, half_A, half_B} mappings")
-    rows, seen = [], set()
-    for i, e in enumerate(entries):
-        if not isinstance(e, dict):
-            raise ValueError(f"report.exposure[{i}] must be a mapping, got {e!r}")
-        missing = [k for k in ("family", "arm", "half_A", "half_B") if not str(e.get(k) or "").strip()]
-        if missing:
-            raise ValueError(f"report.exposure[{i}] lacks {missing}")
-        if e["arm"] not in ARMS:
-            raise ValueError(f"report.exposure[{i}].arm must be one of {list(ARMS)}, got {e['arm']!r}")
-        if e["half_A"] == e["half_B"]:
-            raise ValueError(f"report.exposure[{i}]: half_A and half_B name the same model {e['half_A']!r}")
-        key = (str(e["family"]), e["arm"])
-        if key in seen:
-            raise ValueError(f"report.exposure: family {key[0]!r}, arm {key[1]!r} given twice")
-        seen.add(key)
-        rows += [{"family": key[0], "arm": key[1], "half": "A", "model": str(e["half_A"])},
-                 {"family": key[0], "arm": key[1], "half": "B", "model": str(e["half_B"])}]
+def exposure_arm_rows(entries: Iterable[Any]) -> pd.DataFrame:
+    """The ``exposure_arms`` rows (``family, arm, half, model``) of the ``report.exposure``
+    entries (:class:`alias.config.ReportExposureEntry`: ``family``, ``arm``, ``half_A``,
+    ``half_B``, checked when the configuration is read); empty for no entries."""
+    rows = []
+    for e in entries:
+        rows += [{"family": e.family, "arm": e.arm, "half": "A", "model": e.half_A},
+                 {"family": e.family, "arm": e.arm, "half": "B", "model": e.half_B}]
     return pd.DataFrame(rows, columns=["family", "arm", "half", "model"])
 
 
@@ -221,7 +201,6 @@ def write_exposure_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
                            seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Write ``table_2.md``, ``table_F1.md`` and ``table_O1.md`` under ``out_dir``. Returns
     ``{"files": {...}, "effects": <exposure_effects_table>}``."""
-    from alias.report.tables import to_markdown
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from alias.report.tables import to_markdown
 from alias.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, mean_difference, sign_test,
                          tost_equivalence)
 from alias.store.db import query
@@ -51,7 +52,6 @@ _STAT_COLUMNS = ["tasks", "original_pct", "random_pct", "decrease", "ci95_low", 
 
 def _to_markdown(df: pd.DataFrame) -> str:
     # Imported here: alias.report.tables may import this module at its top.
-    from alias.report.tables import to_markdown
 
     return to_markdown(df)
 

@@ -1,8 +1,11 @@
-"""Parquet I/O and the DuckDB store (``data/alias.duckdb``).
+"""Parquet I/O and the DuckDB store (``paths.store``, ``data/alias.duckdb``).
 
-:func:`write_parquet` writes a stage's table deterministically (same rows -> same bytes);
-:func:`build_store` creates the SQLModel tables in DuckDB, loads the Parquet files and
-creates the views in ``sql/``; :func:`query` runs SQL against the store.
+Each store table's schema is written once, as a SQLModel class in
+:mod:`alias.store.models`. :func:`write_table` writes a stage's rows of such a table as
+Parquet with exactly the class's columns and types (same rows -> same bytes);
+:func:`write_parquet` writes a frame that is not a store table; :func:`build_store`
+creates the tables in DuckDB, loads the Parquet files and creates the views in ``sql/``;
+:func:`query` runs SQL against the store.
 """
 
 from __future__ import annotations
@@ -18,10 +21,14 @@ import pyarrow.parquet as pq
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.schema import CreateTable
 
+from alias.errors import AliasError
 from alias.store.models import TABLE_SOURCES
 
+#: pandas dtypes of a column by Python type, (NOT NULL, nullable).
+_DTYPES = {int: ("int64", "Int64"), bool: ("bool", "boolean"), float: ("float64", "float64")}
 
-class StoreError(Exception):
+
+class StoreError(AliasError):
     """A missing input table, a schema mismatch, or a failing view."""
 
 
@@ -46,6 +53,44 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> Path:
     return p
 
 
+def columns(model: type) -> list[str]:
+    """The column names of a store table's SQLModel class, in order."""
+    return [c.name for c in model.__table__.columns]
+
+
+def table_frame(rows: pd.DataFrame | list[dict], model: type) -> pd.DataFrame:
+    """``rows`` (a frame or a list of dicts) as a frame with exactly the columns of the
+    SQLModel class ``model``, in its order and typed by it (nullable integers and booleans
+    as pandas' ``Int64``/``boolean``); columns the rows lack are filled with NULL.
+
+    Raises :class:`StoreError` when rows lack a NOT NULL column or hold a NULL in one."""
+    df = rows.copy() if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    table = model.__table__
+    for c in table.columns:
+        if c.name not in df.columns:
+            if not c.nullable and len(df):
+                raise StoreError(f"table {table.name}: rows lack the column {c.name!r}")
+            df[c.name] = None
+    df = df[[c.name for c in table.columns]]
+    for c in table.columns:
+        kind = _DTYPES.get(c.type.python_type)
+        if kind is None:
+            df[c.name] = df[c.name].astype(object).where(df[c.name].notna(), None)
+            continue
+        if not c.nullable and df[c.name].isna().any():
+            raise StoreError(f"table {table.name}: column {c.name!r} holds a NULL")
+        df[c.name] = df[c.name].astype(kind[1] if c.nullable else kind[0])
+    return df.reset_index(drop=True)
+
+
+def write_table(rows: pd.DataFrame | list[dict], model: type, path: str | Path) -> pd.DataFrame:
+    """Write the rows of store table ``model`` (:func:`table_frame`) to ``path`` and return
+    the typed frame."""
+    df = table_frame(rows, model)
+    write_parquet(df, path)
+    return df
+
+
 def read_parquet(path: str | Path) -> pd.DataFrame:
     """Read a stage table; raises :class:`StoreError` if it does not exist."""
     p = Path(path)
@@ -60,11 +105,12 @@ def ddl(table_name: str) -> str:
     return str(CreateTable(model.__table__).compile(dialect=postgresql.dialect())).strip()
 
 
-def _sources(root: Path, rel: str | tuple[str, ...]) -> list[Path]:
-    """The existing Parquet files of a table source: paths and glob patterns, in order
-    (a pattern's matches sorted)."""
+def _sources(folders: Mapping[str, Path], sources: tuple[tuple[str, str], ...]) -> list[Path]:
+    """The existing Parquet files of a table: ``(folder key, name or glob pattern)`` pairs,
+    in order (a pattern's matches sorted)."""
     out: list[Path] = []
-    for one in ([rel] if isinstance(rel, str) else list(rel)):
+    for key, one in sources:
+        root = Path(folders[key])
         if any(ch in one for ch in "*?["):
             out += sorted(root.glob(one))
         elif (root / one).exists():
@@ -72,10 +118,12 @@ def _sources(root: Path, rel: str | tuple[str, ...]) -> list[Path]:
     return out
 
 
-def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path = "sql",
+def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str | Path = "sql",
                 tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, int]:
-    """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables under
-    ``root`` and the ``*.sql`` view files in ``sql_dir`` (applied in name order).
+    """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables and the
+    ``*.sql`` view files in ``sql_dir`` (applied in name order). ``folders``: the stage
+    folders by ``paths`` key (``{"ingest": Path("data/ingest"), ...}``, see
+    :data:`alias.store.models.TABLE_SOURCES`).
 
     Returns rows per table. A table may be filled from several Parquet files (e.g. the
     samples of the controls and of each generate stage, by a glob pattern); one whose
@@ -90,7 +138,6 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
     unknown = sorted(set(tables or {}) - set(TABLE_SOURCES))
     if unknown:
         raise StoreError(f"rows given for unknown table(s) {unknown}")
-    root = Path(root)
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_suffix(".tmp.duckdb")
@@ -104,7 +151,7 @@ def build_store(db_path: str | Path, root: str | Path = ".", sql_dir: str | Path
             columns = list(model.__table__.columns)
             cols = [c.name for c in columns]
             col_sql = ", ".join(f'"{c}"' for c in cols)
-            for src in _sources(root, rel):
+            for src in _sources(folders, rel):
                 have = set(pq.read_schema(src).names)
                 missing = [c.name for c in columns if c.name not in have and not c.nullable]
                 if missing:
@@ -145,7 +192,7 @@ def query(sql: str, db_path: str | Path = "data/alias.duckdb") -> pd.DataFrame:
     ``duckdb.Error`` for invalid SQL."""
     p = Path(db_path)
     if not p.exists():
-        raise StoreError(f"no store at {p}: run `dvc repro` (or `alias load`) first")
+        raise StoreError(f"no store at {p}: run `dvc repro` (or `alias-cir load`) first")
     con = duckdb.connect(str(p), read_only=True)
     try:
         cur = con.execute(sql)

@@ -270,7 +270,11 @@ class Verdict(SQLModel, table=True):
 
     ``mapping`` (JSON) is the variable/constant/label map the behavior grade used;
     ``run_keys`` (JSON list) every SANY/TLC run (``tool_runs`` new, ``cached_runs`` from
-    the cache); ``extraction`` (JSON) what output extraction did."""
+    the cache); ``extraction`` (JSON) what output extraction did; ``distinct_states`` the
+    distinct states of the grade's TLC run (name: the model check with the task's cfg;
+    behavior: the forward refinement check of the map used); ``error_text`` the SANY
+    errors or TLC error message that made the grade fail (NULL when it passed);
+    ``detail`` (JSON) the cfg changes (name, Appendix H) or the map attempts (behavior)."""
 
     __tablename__ = "verdicts"
     task_id: str = Field(primary_key=True)
@@ -292,6 +296,8 @@ class Verdict(SQLModel, table=True):
     run_keys: Optional[str] = None
     wall_s: Optional[float] = None
     detail: Optional[str] = None
+    distinct_states: Optional[int] = None
+    error_text: Optional[str] = None
 
 
 # ----------------------------------------------------------------- statistics inputs (issue 5)
@@ -300,7 +306,7 @@ class Continuation(SQLModel, table=True):
     ``prefix_lines`` lines of a file (``condition`` original, or ``random`` for the renamed
     copy); ``longest_run`` is the longest token run it shares with ``reference_remainder``
     (:func:`alias.generate.continuation.longest_shared_token_run`); NULL when the sample
-    failed. Columns are :data:`alias.generate.continuation.CONTINUATION_COLUMNS`."""
+    failed."""
 
     __tablename__ = "continuations"
     task_id: str = Field(primary_key=True)
@@ -327,8 +333,7 @@ class LogLik(SQLModel, table=True):
     (Methods, "Log-likelihood"), per condition and fine-tuned model: over all reference
     tokens (``mean_loglik``), over tokens outside renamed identifiers (``outside_loglik``)
     and over the tokens of renamed identifiers alone (``identifier_loglik``, Appendix T);
-    nats per token. Filled from the exposure stage's ``loglik.parquet``
-    (:data:`alias.exposure.loglik.LOGLIK_COLUMNS`): ``n_tokens``/``n_outside``/``n_identifier``
+    nats per token. Filled from the exposure stage's ``loglik.parquet``: ``n_tokens``/``n_outside``/``n_identifier``
     the tokens scored, ``n_reference_tokens`` the reference's tokens, ``truncated`` the
     reference was cut at ``exposure.loglik.max_length``; ``arm``/``half`` the adapter's
     (NULL for the base model) and ``seen`` whether the adapter trained on the task."""
@@ -435,7 +440,7 @@ class MeaningfulModule(SQLModel, table=True):
 
 class TrainingStep(SQLModel, table=True):
     """One optimizer step of one LoRA adapter (Appendix E; exposure stage
-    ``training_log.parquet``, :data:`alias.exposure.lora.TRAINING_LOG_COLUMNS`): the example's
+    ``training_log.parquet``): the example's
     task, its loss (nats per supervised token), learning rate, tokens, supervised tokens and
     the gradient norm before clipping."""
 
@@ -477,36 +482,37 @@ class ExposureAdapter(SQLModel, table=True):
     params: Optional[str] = None
 
 
-#: Parquet file(s) (relative to the repository; glob patterns allowed) that fill each
-#: table. A file may lack a column that is nullable in the table: it is loaded as NULL.
-TABLE_SOURCES: dict[str, tuple[type[SQLModel], str | tuple[str, ...]]] = {
-    "candidates": (Candidate, "data/ingest/candidates.parquet"),
-    "tasks": (Task, "data/ingest/tasks.parquet"),
-    "modules": (Module, "data/ingest/modules.parquet"),
-    "module_roles": (ModuleRole, "data/ingest/module_roles.parquet"),
-    "renamed_tasks": (RenamedTask, "data/rename/renamed_tasks.parquet"),
-    "renamed_modules": (RenamedModule, "data/rename/renamed_modules.parquet"),
-    "rename_map": (RenameMapRow, "data/rename/rename_map.parquet"),
-    "tlc_runs": (TlcRun, "data/verify/tlc_runs.parquet"),
-    "test_set": (Membership, "data/verify/test_set.parquet"),
-    "identifiers": (Identifier, "data/identifiers/identifiers.parquet"),
-    "required_names": (RequiredName, "data/identifiers/required_names.parquet"),
-    "control_eligibility": (ControlEligibility, "data/controls/eligibility.parquet"),
-    "control_samples": (ControlSample, "data/controls/control_samples.parquet"),
-    "samples": (Sample, ("data/controls/samples.parquet", "data/samples/*/samples.parquet",
-                         "data/exposure/samples.parquet")),
-    "verdicts": (Verdict, ("data/controls/verdicts.parquet", "data/grades/verdicts.parquet")),
-    # Statistics inputs of later stages; each is optional (an absent file gives an empty
-    # table, so the views exist and the reports say "no data").
-    "continuations": (Continuation, ("data/continuation/continuations.parquet",)),
-    "split": (ExposureSplit, ("data/exposure/split.parquet",)),
-    "loglik": (LogLik, ("data/exposure/loglik.parquet",)),
-    "meaningful_proposals": (MeaningfulProposal, "data/meaningful/proposals.parquet"),
-    "meaningful_tasks": (MeaningfulTask, "data/meaningful/meaningful_tasks.parquet"),
-    "meaningful_map": (MeaningfulMapRow, "data/meaningful/meaningful_map.parquet"),
-    "meaningful_modules": (MeaningfulModule, "data/meaningful/meaningful_modules.parquet"),
-    # plus the rows of params.report.exposure (alias.stages.load_stage -> build_store(tables=...))
-    "exposure_arms": (ExposureArm, ("data/exposure/exposure_arms.parquet",)),
-    "training_log": (TrainingStep, ("data/exposure/training_log.parquet",)),
-    "exposure_adapters": (ExposureAdapter, ("data/exposure/adapters.parquet",)),
+#: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
+#: pairs, the key naming a folder of :class:`alias.config.Paths` (``params.yaml``
+#: ``paths:``). A file may lack a column that is nullable in the table: it is loaded as
+#: NULL. A table whose files are all absent is created empty (the optional inputs of
+#: later stages), so the views exist and the reports say "no data".
+TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
+    "candidates": (Candidate, (("ingest", "candidates.parquet"),)),
+    "tasks": (Task, (("ingest", "tasks.parquet"),)),
+    "modules": (Module, (("ingest", "modules.parquet"),)),
+    "module_roles": (ModuleRole, (("ingest", "module_roles.parquet"),)),
+    "renamed_tasks": (RenamedTask, (("rename", "renamed_tasks.parquet"),)),
+    "renamed_modules": (RenamedModule, (("rename", "renamed_modules.parquet"),)),
+    "rename_map": (RenameMapRow, (("rename", "rename_map.parquet"),)),
+    "tlc_runs": (TlcRun, (("verify", "tlc_runs.parquet"),)),
+    "test_set": (Membership, (("verify", "test_set.parquet"),)),
+    "identifiers": (Identifier, (("identifiers", "identifiers.parquet"),)),
+    "required_names": (RequiredName, (("identifiers", "required_names.parquet"),)),
+    "control_eligibility": (ControlEligibility, (("controls", "eligibility.parquet"),)),
+    "control_samples": (ControlSample, (("controls", "control_samples.parquet"),)),
+    "samples": (Sample, (("controls", "samples.parquet"), ("samples", "*/samples.parquet"),
+                         ("exposure", "samples.parquet"))),
+    "verdicts": (Verdict, (("controls", "verdicts.parquet"), ("grades", "verdicts.parquet"))),
+    "continuations": (Continuation, (("continuation", "continuations.parquet"),)),
+    "split": (ExposureSplit, (("exposure", "split.parquet"),)),
+    "loglik": (LogLik, (("exposure", "loglik.parquet"),)),
+    "meaningful_proposals": (MeaningfulProposal, (("meaningful", "proposals.parquet"),)),
+    "meaningful_tasks": (MeaningfulTask, (("meaningful", "meaningful_tasks.parquet"),)),
+    "meaningful_map": (MeaningfulMapRow, (("meaningful", "meaningful_map.parquet"),)),
+    "meaningful_modules": (MeaningfulModule, (("meaningful", "meaningful_modules.parquet"),)),
+    # plus the rows of params report.exposure (the load stage passes them to build_store)
+    "exposure_arms": (ExposureArm, (("exposure", "exposure_arms.parquet"),)),
+    "training_log": (TrainingStep, (("exposure", "training_log.parquet"),)),
+    "exposure_adapters": (ExposureAdapter, (("exposure", "adapters.parquet"),)),
 }

@@ -18,8 +18,11 @@ Public API
 """
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass, field
+
+from alias.errors import AliasError
 
 __all__ = [
     "KEYWORDS", "Token", "CfgError", "Constant", "Comment", "Cfg",
@@ -53,7 +56,7 @@ _DEFAULT_SPELLING = {
 _KIND_ORDER = tuple(_DEFAULT_SPELLING)
 
 
-class CfgError(ValueError):
+class CfgError(AliasError, ValueError):
     """A cfg text that is not well formed.  ``line`` is 1-based (``None`` if unknown)."""
 
     def __init__(self, message: str, line: int | None = None):
@@ -504,8 +507,6 @@ def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = T
     drop_alias = not supports_alias and cfg.alias is not None
     if not (drop_deadlock or drop_alias):
         return write_cfg(cfg), ()
-    import copy
-
     c = copy.deepcopy(cfg)
     flags: tuple[str, ...] = ()
     if drop_deadlock:

@@ -28,6 +28,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from alias.errors import AliasError
 from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
@@ -45,7 +46,7 @@ _TLC_FLAGS = {"-deadlock", "-terse", "-nowarning", "-cleanup", "-continue", "-df
               "-depth", "-seed", "-simulate", "-fp", "-coverage", "-checkpoint"}
 
 
-class ToolError(ValueError):
+class ToolError(AliasError, ValueError):
     """Bad arguments to a run (unsafe file name, missing main module, no jar)."""
 
 

@@ -1,9 +1,12 @@
 """Write the committed replay fixture ``data/replay/embedded_outputs.jsonl``.
 
-Usage (after ``dvc repro`` or ``dvc checkout`` has written ``data/ingest``,
-``data/rename`` and ``data/verify`` of the embedded default)::
+Usage (after ``dvc repro`` or ``dvc pull`` has written the ingest, rename and verify
+tables of the embedded default)::
 
-    python -m alias.generate.fixture [--data data] [--out data/replay/embedded_outputs.jsonl]
+    python -m alias.grade.fixture [--params params.yaml]
+
+It reads the folders of ``params.yaml`` ``paths`` and writes the ``path`` of the
+``generate.replay.fixture`` entry.
 
 The file stands in for released model outputs (the ``replay`` backend) so that the
 graders and the statistics get real variety offline. For each test-set task, two
@@ -37,7 +40,11 @@ import json
 import random
 from pathlib import Path
 
-from alias.grade.reference import Reference, load_references
+from alias.config import load_config
+from alias.corpus.testset import Reference, TestSet
+from alias.grade.mutants import generate_mutants
+from alias.rename.cir import rename_names
+from alias.tla.cfg import parse_cfg
 
 SEED = 20261129
 MODELS = ("fixture-a", "fixture-b")
@@ -51,7 +58,6 @@ WEIGHTS = {
     ("fixture-b", "original"): (0.40, 0.15, 0.20, 0.10, 0.10, 0.05),
     ("fixture-b", "random"): (0.40, 0.15, 0.20, 0.10, 0.10, 0.05),
 }
-DEFAULT_OUT = Path("data/replay/embedded_outputs.jsonl")
 
 
 def _fenced(module: str, closed: bool = True) -> str:
@@ -61,8 +67,6 @@ def _fenced(module: str, closed: bool = True) -> str:
 
 
 def _renamed(ref: Reference) -> str | None:
-    from alias.rename.cir import rename_names
-
     names = list(ref.variables) + list(ref.constants)
     if not names:
         return None
@@ -79,9 +83,6 @@ def _renamed(ref: Reference) -> str | None:
 
 
 def _mutants(ref: Reference, rng: random.Random) -> list[str]:
-    from alias.grade.mutants import generate_mutants
-    from alias.tla.cfg import parse_cfg
-
     cfg = parse_cfg(ref.cfg_text)
     try:
         muts = generate_mutants(ref.system_text, init=cfg.init or "Init", next=cfg.next or "Next",
@@ -139,9 +140,9 @@ def build_records(refs: dict[tuple[str, str], Reference], seed: int = SEED) -> l
     return out
 
 
-def write_fixture(data: Path = Path("data"), out: Path = DEFAULT_OUT, seed: int = SEED) -> int:
-    """Write the fixture from the stage outputs under ``data``; returns the record count."""
-    refs = load_references(data / "ingest", data / "rename", data / "verify")
+def write_fixture(refs: dict[tuple[str, str], Reference], out: Path, seed: int = SEED) -> int:
+    """Write the fixture records of ``refs`` (:meth:`TestSet.references`) to ``out``;
+    returns the record count."""
     recs = build_records(refs, seed)
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out, "w", encoding="utf-8", newline="\n") as f:
@@ -151,13 +152,14 @@ def write_fixture(data: Path = Path("data"), out: Path = DEFAULT_OUT, seed: int 
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m alias.generate.fixture", description=__doc__.split("\n")[0])
-    ap.add_argument("--data", type=Path, default=Path("data"), help="directory with ingest/, rename/, verify/")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ap = argparse.ArgumentParser(prog="python -m alias.grade.fixture", description=__doc__.split("\n")[0])
+    ap.add_argument("--params", type=Path, default=Path("params.yaml"), help="DVC parameters file")
     ap.add_argument("--seed", type=int, default=SEED)
     a = ap.parse_args(argv)
-    n = write_fixture(a.data, a.out, a.seed)
-    print(f"wrote {n} records to {a.out}")
+    config = load_config(a.params)
+    out = Path(config.generate.entry("fixture").path)
+    n = write_fixture(TestSet.load(config.paths).references(), out, a.seed)
+    print(f"wrote {n} records to {out}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -44,6 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from alias.tla.syntax import parse
+
 MAX_NAME_LEN = 64
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")  # TLA+: a letter somewhere (2PCwithBTM)
 # A header: >=4 dashes, MODULE, a name (anything, checked later), >=4 dashes.
@@ -272,8 +274,6 @@ def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
     if n:
         actions.append(f"ascii_symbols:{n}")
     try:
-        from alias.tla.syntax import parse
-
         if parse(text).root_node.has_error:
             actions.append("tree_sitter_errors")
     except Exception as exc:  # parsing is advisory only

@@ -1,0 +1,101 @@
+"""Grade one model output against a task of a built test set: the public grading API
+(``alias.grade_output``) behind ``alias-cir grade-file``.
+
+The output is graded as the ``grade`` stage grades samples (Methods "Name-based grade",
+"Behavior-based grade"; Appendix H for the cfg changes of the name grade): the module is
+extracted from the raw text, renamed to the task's system module of the condition, and
+checked by strict SANY (``parse``), by TLC with the task's cfg (``name``) and by forward
+and reverse refinement under variable/constant maps (``behavior``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable
+
+from alias.config import CONDITIONS, Config, load_config
+from alias.corpus.testset import TestSet
+from alias.errors import AliasError
+from alias.grade.cache import ToolRunner
+from alias.grade.run import GRADES, grade_sample
+from alias.tla.tools import ToolConfig, check_java, find_jar
+
+__all__ = ["grade_output", "load_test_set"]
+
+
+def load_test_set(store_or_data_dir: str | Path) -> TestSet:
+    """The test set of a DuckDB store file (``data/alias.duckdb``) or of a folder holding
+    the stage folders ``ingest/``, ``rename/``, ``verify/`` (and ``meaningful/``).
+    Raises :class:`~alias.store.db.StoreError` when neither is there."""
+    p = Path(store_or_data_dir)
+    if p.is_file():
+        return TestSet.from_store(p)
+    folders = SimpleNamespace(**{k: p / k for k in ("ingest", "rename", "verify", "meaningful")})
+    return TestSet.load(folders, meaningful=True)
+
+
+def _tools(config: Config) -> ToolConfig:
+    t = config.tla
+    tc = ToolConfig(java=t.java, jar=find_jar(t.jar or None),
+                    library=tuple(str(Path(d).resolve()) for d in config.corpus.library),
+                    timeout_s=config.grade.timeout_s, memory_mb=t.memory_mb, workers=t.workers)
+    check_java(tc)
+    return tc
+
+
+def _readable(row: dict[str, Any]) -> dict[str, Any]:
+    """A verdict row with its JSON columns decoded: ``mapping`` (dict), ``extraction``
+    (dict) and ``cfg_changes`` (name) or ``attempts`` (behavior) from ``detail``."""
+    out = {k: v for k, v in row.items() if k not in ("detail", "run_keys")}
+    for k in ("mapping", "extraction"):
+        out[k] = json.loads(row[k]) if isinstance(row.get(k), str) else row.get(k)
+    detail = json.loads(row["detail"]) if isinstance(row.get("detail"), str) else {}
+    out["cfg_changes"] = detail.get("cfg_changes")
+    out["attempts"] = detail.get("attempts")
+    out["run_keys"] = json.loads(row["run_keys"]) if isinstance(row.get("run_keys"), str) else []
+    return out
+
+
+def grade_output(text: str, task_id: str, condition: str = "original",
+                 store_or_data_dir: str | Path = "data/alias.duckdb", grades: Iterable[str] = GRADES, *,
+                 config: Config | None = None, cache_dir: str | Path | None = None,
+                 max_maps: int | None = None) -> list[dict[str, Any]]:
+    """Grade one raw model output ``text`` as a sample of ``task_id`` in ``condition``
+    (``original`` | ``random`` | ``meaningful``).
+
+    ``store_or_data_dir``: the built test set (a DuckDB store or a data folder, see
+    :func:`load_test_set`). ``grades``: a subset of ``parse``, ``name``, ``behavior``.
+    ``config``: the settings (TLA+ tools, time limits, ``grade.max_maps``; default
+    ``params.yaml`` of the working directory). ``cache_dir``: a tool-run cache folder
+    (default none: every SANY/TLC run is fresh).
+
+    Returns one dict per grade in ``grades`` order with the store's verdict columns
+    (``passed``, ``reason``, ``tlc_kind``, ``distinct_states``, ``error_text``, ``method``,
+    ``maps_tried``, ``wall_s`` in seconds ...), ``mapping`` (the behavior grade's
+    variable/constant/label map), ``cfg_changes`` (the name grade's Appendix H changes),
+    ``attempts`` (the maps the behavior grade tried) and ``extraction``.
+
+    Raises :class:`~alias.errors.AliasError` for an unknown task, condition or grade (the
+    message lists what exists), a missing store, or a missing Java/jar.
+    """
+    grades = tuple(grades)
+    bad = [g for g in grades if g not in GRADES]
+    if bad or not grades:
+        raise AliasError(f"grades must be a non-empty subset of {', '.join(GRADES)}, got {list(grades)}")
+    if condition not in CONDITIONS:
+        raise AliasError(f"condition must be one of {', '.join(CONDITIONS)}, got {condition!r}")
+    config = config if config is not None else load_config("params.yaml")
+    refs = load_test_set(store_or_data_dir).references()
+    ref = refs.get((task_id, condition))
+    if ref is None:
+        known = sorted({t for t, c in refs if c == condition})
+        raise AliasError(f"no {condition} reference for task {task_id!r} in {store_or_data_dir} "
+                         f"({len(known)} tasks have one, e.g. {', '.join(known[:5]) or 'none'})")
+    runner = ToolRunner(_tools(config), Path(cache_dir) if cache_dir is not None else None)
+    sample = {"task_id": task_id, "condition": condition, "model": "grade-file", "sample_idx": 0, "text": text}
+    rows = grade_sample(sample, ref, runner, max_maps=max_maps or config.grade.max_maps, grades=grades)
+    order = {g: i for i, g in enumerate(grades)}
+    return [_readable(r) for r in sorted(rows, key=lambda r: order[r["grade"]])]
+

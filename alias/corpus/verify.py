@@ -1,0 +1,190 @@
+"""Verification of the renamed test set (Methods "Test set"): strict SANY then TLC on the
+original and on the CIR-renamed copy of every task; a task enters the test set when both
+parse, both succeed under TLC and the renamed copy reports the original's distinct states
+and depth.
+
+:func:`verify_tasks` returns the rows of the ``tlc_runs`` and ``test_set`` tables
+(:mod:`alias.store.models`) and writes each run's log under a folder.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from alias.corpus.testset import TestSet
+from alias.tla.cfg import CfgError, for_jar, parse_cfg
+from alias.tla.tools import ToolConfig, run_sany, run_tlc, supports_check_deadlock, tool_version
+
+__all__ = ["Copy", "verify_task", "verify_tasks", "manifest_note"]
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One copy of a task to check: its files (``Module.tla -> text``), the module TLC
+    runs and the cfg text."""
+
+    files: dict[str, str]
+    main: str
+    cfg_text: str
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return None if v is None or pd.isna(v) else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, flags: tuple[str, ...] = ()) -> dict:
+    """The ``tlc_runs`` row of one SANY or TLC result; its log goes to ``logs/<run_key>.log``."""
+    logs.mkdir(parents=True, exist_ok=True)
+    log = logs / f"{res.run_key}.log"
+    log.write_text(res.output or "", encoding="utf-8")
+    return {
+        "tool": tool, "main_module": main, "run_key": res.run_key, "kind": res.kind,
+        "exit_code": res.exit_code, "ok_exit": getattr(res, "ok_exit", None),
+        "ok_strict": getattr(res, "ok_strict", None), "distinct_states": getattr(res, "distinct_states", None),
+        "states_generated": getattr(res, "states_generated", None), "depth": getattr(res, "depth", None),
+        "wall_s": round(float(res.wall_s), 3), "tool_version": tool_version(config), "flags": " ".join(flags),
+        "log_path": log.as_posix(),
+        "error_message": (getattr(res, "error_message", None) or ("; ".join(getattr(res, "errors", []) or []) or None)),
+    }
+
+
+def check_copy(copy: Copy, config: ToolConfig, logs: Path) -> tuple[dict, dict]:
+    """Strict SANY then TLC on one copy of a task; returns the two ``tlc_runs`` rows (the
+    TLC row is ``{}`` when SANY rejects the copy)."""
+    sany = run_sany(copy.files, copy.main, config)
+    srow = _run_row("sany", copy.main, sany, config, logs)
+    if not sany.ok_strict:
+        return srow, {}
+    try:
+        modern = supports_check_deadlock(config)  # TLC >= 2.16 also knows ALIAS
+        cfg_out, flags = for_jar(parse_cfg(copy.cfg_text), modern, supports_alias=modern)
+    except CfgError as e:
+        return srow, {"tool": "tlc", "main_module": copy.main, "kind": "config_error", "run_key": "",
+                      "error_message": str(e), "wall_s": 0.0, "tool_version": "", "flags": "", "log_path": ""}
+    tlc = run_tlc(copy.files, copy.main, cfg_out, config, extra_flags=flags)
+    return srow, _run_row("tlc", copy.main, tlc, config, logs, flags=flags)
+
+
+def _sany_reason(condition: str, row: dict) -> str:
+    """``sany_<condition>`` for a module SANY rejects; ``..._timeout``/``..._crash`` when
+    SANY did not finish, so a tool failure is never read as a parse failure."""
+    kind = row.get("kind")
+    return f"sany_{condition}_{kind}" if kind in ("timeout", "crash") else f"sany_{condition}"
+
+
+def _original_outcome(ts: dict, s: dict, t: dict) -> bool:
+    """Record the original's outcome in the ``test_set`` row; whether it may go on."""
+    if t:
+        ts.update(original_kind=t["kind"], original_distinct_states=t.get("distinct_states"),
+                  original_states_generated=t.get("states_generated"), original_depth=t.get("depth"))
+        md = ts["manifest_distinct_states"]
+        if md is not None and t.get("kind") == "success" and t.get("distinct_states") is not None:
+            ts["manifest_match"] = bool(md == t["distinct_states"])
+    if not s.get("ok_strict"):
+        ts.update(reason=_sany_reason("original", s), detail=s.get("error_message"))
+    elif t.get("kind") != "success":
+        ts.update(reason=f"tlc_original_{t.get('kind')}", detail=t.get("error_message"))
+    return ts["reason"] is None
+
+
+def _renamed_outcome(ts: dict, t: dict, s2: dict, t2: dict) -> None:
+    """Record the renamed copy's outcome and the task's membership."""
+    if t2:
+        ts.update(renamed_kind=t2["kind"], renamed_distinct_states=t2.get("distinct_states"),
+                  renamed_depth=t2.get("depth"))
+    if not s2.get("ok_strict"):
+        ts.update(reason=_sany_reason("renamed", s2), detail=s2.get("error_message"))
+    elif t2.get("kind") != "success":
+        ts.update(reason=f"tlc_renamed_{t2.get('kind')}", detail=t2.get("error_message"))
+    elif (t2.get("distinct_states"), t2.get("depth")) != (t.get("distinct_states"), t.get("depth")):
+        ts.update(reason="state_mismatch",
+                  detail=f"original {t.get('distinct_states')}/{t.get('depth')} vs renamed "
+                         f"{t2.get('distinct_states')}/{t2.get('depth')} (distinct/depth)")
+    else:
+        ts["in_test_set"] = True
+
+
+def verify_task(task: Any, original: Copy, renamed: Copy | None, config: ToolConfig,
+                logs: Path) -> tuple[list[dict], dict]:
+    """Verify one task (a ``tasks`` row): SANY (strict) + TLC on the original and the
+    renamed copy (``None`` when renaming failed). Returns the ``tlc_runs`` rows and the
+    ``test_set`` row, with a reason code when the task is excluded."""
+    runs: list[dict] = []
+    ts: dict[str, Any] = {"task_id": task.task_id, "in_test_set": False, "reason": None, "detail": None,
+                          "manifest_distinct_states": _int(task.expected_distinct_states)}
+    s, t = check_copy(original, config, logs)
+    runs += [r | {"task_id": task.task_id, "condition": "original"} for r in (s, t) if r]
+    if not _original_outcome(ts, s, t):
+        return runs, ts
+    if renamed is None:
+        ts.update(reason="rename_error", detail=None)
+        return runs, ts
+    s2, t2 = check_copy(renamed, config, logs)
+    runs += [r | {"task_id": task.task_id, "condition": "random"} for r in (s2, t2) if r]
+    _renamed_outcome(ts, t, s2, t2)
+    return runs, ts
+
+
+def _copies(testset: TestSet, task: Any) -> tuple[Copy, Copy | None]:
+    """The original and (when renaming succeeded) the renamed copy of a task, each with
+    the task's library modules."""
+    lib = {f"{m}.tla": t for m, t in testset.module_texts(task.task_id, library=True).items()}
+    own = {f"{m}.tla": t for m, t in testset.module_texts(task.task_id, library=False).items()}
+    original = Copy(own | lib, task.model_module, task.cfg_text)
+    rt = testset.renamed_ok()
+    if task.task_id not in rt.index:
+        return original, None
+    rm = testset.renamed_modules[testset.renamed_modules.task_id == task.task_id]
+    files = {f"{r.module}.tla": r.text for r in rm.itertuples()}
+    return original, Copy(files | lib, rt.loc[task.task_id, "model_module"], rt.loc[task.task_id, "cfg_text"])
+
+
+def verify_tasks(testset: TestSet, config: ToolConfig, logs: Path, parallel: int = 1,
+                 progress: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
+    """:func:`verify_task` over every ingested task with ``parallel`` concurrent tool
+    processes; returns the ``tlc_runs`` and ``test_set`` rows. A task whose check raises is
+    excluded with reason ``verify_error``; no other row is lost."""
+    errors = testset.renamed_tasks.set_index("task_id")["error"].to_dict()
+
+    def job(task: Any) -> tuple[list[dict], dict]:
+        try:
+            original, renamed = _copies(testset, task)
+            return verify_task(task, original, renamed, config, logs)
+        except Exception as e:  # keep every other task's rows
+            return [], {"task_id": task.task_id, "in_test_set": False, "reason": "verify_error",
+                        "detail": f"{type(e).__name__}: {e}"}
+
+    runs: list[dict] = []
+    rows: list[dict] = []
+    with ThreadPoolExecutor(max(1, parallel)) as pool:
+        for f in as_completed([pool.submit(job, t) for t in testset.tasks.itertuples()]):
+            r, ts = f.result()
+            runs += r
+            if ts.get("reason") == "rename_error":
+                ts["detail"] = errors.get(ts["task_id"])
+            rows.append(ts)
+            if progress is not None:
+                progress()
+    for row in rows:
+        row["manifest_note"] = manifest_note(row)
+    runs.sort(key=lambda r: (r["task_id"], r["condition"], r["tool"]))
+    rows.sort(key=lambda r: r["task_id"])
+    return runs, rows
+
+
+def manifest_note(row: dict) -> str | None:
+    """Why a task has no manifest comparison, or how its count differs (None when equal)."""
+    if row.get("manifest_distinct_states") is None:
+        return "manifest gives no distinctStates"
+    if row.get("manifest_match") is None or bool(row["manifest_match"]):
+        return None  # equal, or the original did not succeed (its reason says why)
+    return (f"TLC here found {row.get('original_distinct_states')} distinct states, the manifest "
+            f"{row['manifest_distinct_states']}")
