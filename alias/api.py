@@ -20,7 +20,8 @@ from alias.corpus.testset import TestSet
 from alias.errors import AliasError
 from alias.grade.cache import ToolRunner
 from alias.grade.run import GRADES, grade_sample
-from alias.tla.tools import ToolConfig, check_java, find_jar
+from alias.stages.common import grade_tool_config
+from alias.tla.tools import ToolConfig
 
 __all__ = ["grade_output", "load_test_set"]
 
@@ -37,12 +38,7 @@ def load_test_set(store_or_data_dir: str | Path) -> TestSet:
 
 
 def _tools(config: Config) -> ToolConfig:
-    t = config.tla
-    tc = ToolConfig(java=t.java, jar=find_jar(t.jar or None),
-                    library=tuple(str(Path(d).resolve()) for d in config.corpus.library),
-                    timeout_s=config.grade.timeout_s, memory_mb=t.memory_mb, workers=t.workers)
-    check_java(tc)
-    return tc
+    return grade_tool_config(config)
 
 
 def _readable(row: dict[str, Any]) -> dict[str, Any]:

@@ -23,11 +23,13 @@ from alias.config import CONDITIONS, Config, load_config
 from alias.errors import AliasError
 from alias.grade.run import GRADES
 from alias.stages.registry import STAGES
+from alias.store.db import ensure_store
 from alias.store.db import query as run_query
 
 console = Console()
-_PARAMS = click.option("--params", "params_file", default="params.yaml", show_default=True,
-                       type=click.Path(dir_okay=False), help="DVC parameters file.")
+_PARAMS_HELP = "DVC parameters file; repeat to refine one file with another (a pipeline folder's)."
+_PARAMS = click.option("--params", "params_file", default=("params.yaml",), show_default=True, multiple=True,
+                       type=click.Path(dir_okay=False), help=_PARAMS_HELP)
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
@@ -38,8 +40,8 @@ def _guard(fn: Callable[[], Any]) -> Any:
         raise click.ClickException(f"{type(e).__name__}: {e}") from e
 
 
-def _config(params_file: str) -> Config:
-    return _guard(lambda: load_config(params_file))
+def _config(params_file: tuple[str, ...]) -> Config:
+    return _guard(lambda: load_config(list(params_file)))
 
 
 class _InOrder(click.Group):
@@ -60,7 +62,7 @@ def _stage_command(stage: ModuleType) -> click.Command:
     printed as JSON."""
     help_text = (stage.__doc__ or stage.NAME).strip().split("\n\n")[0].replace("\n", " ")
 
-    def callback(params_file: str, key: str | None = None) -> None:
+    def callback(params_file: tuple[str, ...], key: str | None = None) -> None:
         config = _config(params_file)
         if key is not None:
             section = getattr(config.generate, stage.KEYED.split(".")[1])
@@ -71,8 +73,8 @@ def _stage_command(stage: ModuleType) -> click.Command:
         summary = _guard(lambda: stage.run(*args))
         console.print_json(json.dumps(summary, default=str))
 
-    params: list[click.Parameter] = [click.Option(["--params", "params_file"], default="params.yaml", show_default=True,
-                                                  type=click.Path(dir_okay=False), help="DVC parameters file.")]
+    params: list[click.Parameter] = [click.Option(["--params", "params_file"], default=("params.yaml",), multiple=True,
+                                                  show_default=True, type=click.Path(dir_okay=False), help=_PARAMS_HELP)]
     if getattr(stage, "KEYED", None):
         params.append(click.Option(["--model", "key"], required=True, help=f"A key of params {stage.KEYED}."))
     return click.Command(stage.NAME.replace("_", "-"), callback=callback, params=params, help=help_text)
@@ -88,13 +90,13 @@ for _stage in STAGES.values():
 @_PARAMS
 @click.option("--limit", default=200, show_default=True, type=click.IntRange(min=1), help="Rows to print at most.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (all columns, untruncated) instead of a table.")
-def query(sql: str, db: str | None, params_file: str, limit: int, as_csv: bool) -> None:
+def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int, as_csv: bool) -> None:
     """Run SQL against the store and print a table."""
     if not sql.strip():
         raise click.ClickException("empty SQL: pass a statement, e.g. \"SELECT * FROM v_test_set\"")
-    db_path = Path(db) if db else _config(params_file).paths.store
+    paths = None if db else _config(params_file).paths
     try:
-        df = run_query(sql, db_path)
+        df = run_query(sql, Path(db) if db else paths.store, None if db else paths.snapshot)
     except AliasError as e:
         raise click.ClickException(str(e)) from e
     except Exception as e:  # a SQL error is the user's to fix: print it, no traceback
@@ -127,14 +129,14 @@ def _print_table(df) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 @_PARAMS
 def grade_file(file: str, task_id: str, condition: str, grades: str, store: str | None, as_json: bool,
-               params_file: str) -> None:
+               params_file: tuple[str, ...]) -> None:
     """Grade one model output FILE (raw text: fences, prose and Unicode are handled) by
     parse, name and behavior against a task of the built test set."""
     config = _config(params_file)
     text = Path(file).read_text(encoding="utf-8", errors="replace")
     wanted = [g.strip() for g in grades.split(",") if g.strip()]
-    verdicts = _guard(lambda: grade_output(text, task_id, condition, store or config.paths.store, wanted,
-                                           config=config))
+    where = store or _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
+    verdicts = _guard(lambda: grade_output(text, task_id, condition, where, wanted, config=config))
     if as_json:
         click.echo(json.dumps(verdicts, indent=2, default=str))
         return

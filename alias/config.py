@@ -21,7 +21,7 @@ import types
 import typing
 from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import yaml
 
@@ -76,6 +76,9 @@ class Paths:
     reports: Path
     tiny_model: Path
     exposure_models: Path
+    snapshot: Path
+    sql: Path
+    work: Path
 
     def under(self, root: str | Path) -> "Paths":
         """The same layout below the folder ``root`` (a test's or a second checkout's)."""
@@ -84,20 +87,27 @@ class Paths:
 
 @dataclass(frozen=True)
 class CorpusConfig:
-    """The corpus read by ``ingest`` (Methods "Test set")."""
+    """The corpus read by ``ingest`` (Methods "Test set"): ``kind`` ``examples`` (the TLA+
+    Examples layout) or ``tlabench`` (TLA+-Bench's release layout; ``ids`` a JSON list of
+    spec ids to keep, empty = all)."""
 
+    kind: str
     path: Path
+    ids: str
     descriptions: str
     library: tuple[str, ...]
     max_expected_runtime_s: float
 
     def check(self) -> None:
+        _require(self.kind in ("examples", "tlabench"), "kind", f"must be examples or tlabench, got {self.kind!r}")
         _require(self.max_expected_runtime_s > 0, "max_expected_runtime_s", "must be > 0")
 
 
 @dataclass(frozen=True)
 class TlaConfig:
-    """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits."""
+    """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits;
+    ``cds``: start each JVM from a class-data-sharing archive of the jar (built once per
+    machine under the user's cache folder; changes no result)."""
 
     jar: str
     java: str
@@ -105,6 +115,7 @@ class TlaConfig:
     memory_mb: int
     workers: int
     parallel: int
+    cds: bool
 
     def check(self) -> None:
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
@@ -114,19 +125,53 @@ class TlaConfig:
 
 
 @dataclass(frozen=True)
+class DaskConfig:
+    """A Dask ``distributed`` cluster: a running scheduler at ``address``
+    (``tcp://host:8786``) or, when empty, a local cluster of ``local_workers`` processes;
+    ``worker_jar``: the ``tla2tools.jar`` path on the workers (empty = the driver's)."""
+
+    address: str
+    local_workers: int
+    worker_jar: str
+
+    def check(self) -> None:
+        _require(self.local_workers >= 1, "local_workers", "must be >= 1")
+
+
+@dataclass(frozen=True)
+class ExecutorConfig:
+    """Where SANY/TLC work runs (:mod:`alias.tla.executor`): ``local`` (a pool of processes
+    here, sized by the stage's ``parallel``) or ``dask`` (:class:`DaskConfig`). It changes
+    where results are computed, never a result: no stage declares it."""
+
+    kind: str
+    dask: DaskConfig
+
+    def check(self) -> None:
+        _require(self.kind in ("local", "dask"), "kind", f"must be local or dask, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
 class RenameConfig:
     seed: int
 
 
 @dataclass(frozen=True)
 class GradeConfig:
-    """Grading (Methods "Name-based grade", "Behavior-based grade")."""
+    """Grading (Methods "Name-based grade", "Behavior-based grade"): the ``grades`` every
+    generated sample gets (``parse``, ``name``, ``behavior``; ``tlabench``, TLA+-Bench's own
+    procedure, on a ``tlabench`` corpus) and their limits."""
 
+    grades: tuple[str, ...]
     max_maps: int
     parallel: int
     timeout_s: float
+    tlabench_sany_timeout_s: float
+    tlabench_tlc_timeout_s: float
 
     def check(self) -> None:
+        _require(bool(self.grades) and set(self.grades) <= {"parse", "name", "behavior", "tlabench"}, "grades",
+                 f"must be a non-empty subset of [parse, name, behavior, tlabench], got {list(self.grades)}")
         _require(self.max_maps >= 1, "max_maps", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
@@ -155,7 +200,8 @@ class ModelEntry:
     settings of ``_NEEDS`` (a provider model its ``enabled`` switch: nothing paid runs
     unless it is true); the others are optional (absent = not sent / not used).
     ``layout`` (replay): ``jsonl`` (a samples file, the default) or ``tlabench`` (a
-    TLA+-Bench generations folder, with ``regime``)."""
+    TLA+-Bench generations folder, with ``regime``). ``label``: where the outputs come
+    from, as the reports say it (absent: the backend's kind, e.g. "provider model")."""
 
     backend: str
     model: str | None = None
@@ -181,6 +227,7 @@ class ModelEntry:
     enabled: bool | None = None
     layout: str | None = None
     regime: str | None = None
+    label: str | None = None
 
     def check(self) -> None:
         _require(self.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
@@ -190,6 +237,8 @@ class ModelEntry:
             v = getattr(self, name)
             _require(v is None or v >= 1, name, "must be >= 1")
         _require(self.prompt in (None, "frontier", "finetuned"), "prompt", "must be frontier or finetuned")
+        _require(self.layout in (None, "jsonl", "tlabench"), "layout", "must be jsonl or tlabench")
+        _require(self.layout != "tlabench" or bool(self.regime), "regime", "is required for layout tlabench")
 
 
 @dataclass(frozen=True)
@@ -382,6 +431,7 @@ class Config:
     paths: Paths
     corpus: CorpusConfig
     tla: TlaConfig
+    executor: ExecutorConfig
     rename: RenameConfig
     grade: GradeConfig
     controls: ControlsConfig
@@ -393,6 +443,8 @@ class Config:
     generate: GenerateConfig
 
     def check(self) -> None:
+        _require("tlabench" not in self.grade.grades or self.corpus.kind == "tlabench", "grade.grades",
+                 "the tlabench grade needs corpus.kind: tlabench (the release folder it stages)")
         for key in self.continuation.models:
             _require(key in self.generate.models, "continuation.models",
                      f"{key!r} is not a key of generate.local, generate.providers or generate.replay")
@@ -491,20 +543,49 @@ def config_from_dict(data: Mapping[str, Any], overrides: Mapping[str, Any] | Non
     return _build(Config, merged, "")
 
 
-def load_config(path: str | Path = "params.yaml", overrides: Mapping[str, Any] | None = None) -> Config:
-    """Read ``path`` (the DVC parameters file) into a :class:`Config`.
+#: Sections a later params file replaces whole instead of merging: the model entries (a
+#: pipeline names its own models) and the meaningful-names proposer.
+_REPLACED = frozenset({"generate.local", "generate.providers", "generate.replay", "meaningful.proposer"})
 
-    Raises :class:`ConfigError` with one line naming the file and the key: a missing file,
-    a file that is not a YAML mapping, a missing or unknown setting, a wrong type or a
-    value out of range."""
-    p = Path(path)
+
+def _merge(base: dict, over: Mapping[str, Any], at: str = "") -> dict:
+    """``over`` merged into ``base`` section by section (a later file refines an earlier
+    one); the sections of :data:`_REPLACED` are replaced whole."""
+    out = dict(base)
+    for k, v in over.items():
+        key = f"{at}.{k}" if at else str(k)
+        nested = isinstance(v, Mapping) and isinstance(out.get(k), Mapping) and key not in _REPLACED
+        out[k] = _merge(out[k], v, key) if nested else v
+    return out
+
+
+def _read_yaml(p: Path) -> dict:
     if not p.is_file():
         raise ConfigError(f"{p}: params file not found")
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
         raise ConfigError(f"{p}: not valid YAML: {' '.join(str(e).split())}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{p}: expected a YAML mapping at the top level")
+    return dict(data)
+
+
+def load_config(path: str | Path | Sequence[str | Path] = "params.yaml",
+                overrides: Mapping[str, Any] | None = None) -> Config:
+    """Read ``path`` (the DVC parameters file) into a :class:`Config`. Several files are
+    merged in order, a later one refining an earlier one section by section: a pipeline
+    in a folder (``pipelines/<name>/params.yaml``) holds only what differs from the
+    repository's ``params.yaml``.
+
+    Raises :class:`ConfigError` with one line naming the file and the key: a missing file,
+    a file that is not a YAML mapping, a missing or unknown setting, a wrong type or a
+    value out of range."""
+    paths = [Path(path)] if isinstance(path, (str, Path)) else [Path(p) for p in path]
+    data: dict = {}
+    for p in paths:
+        data = _merge(data, _read_yaml(p))
     try:
         return config_from_dict(data, overrides)
     except ConfigError as e:
-        raise ConfigError(f"{p}: {e}") from None
+        raise ConfigError(f"{', '.join(map(str, paths))}: {e}") from None

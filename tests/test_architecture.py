@@ -227,3 +227,98 @@ def test_no_function_over_100_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 100:
                 long.append(f"{f.relative_to(REPO)}:{node.lineno} {node.name}")
     assert long == []
+
+
+# ------------------------------------------------------------------ params declared
+def _chain(node: ast.AST) -> list[str] | None:
+    """``config.a.b`` -> ["config", "a", "b"] (subscripts and calls end the chain)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return [node.id] + parts[::-1]
+    return None
+
+
+def _config_reads(path: Path, helpers: dict[str, set[str]]) -> set[str]:
+    """Dotted params keys a stage module reads: attribute chains from ``config`` (and from
+    names bound to such a chain, ``p = config.exposure``), plus what the ``stages.common``
+    helpers it calls with ``config`` read."""
+    tree = ast.parse(path.read_text())
+    alias: dict[str, list[str]] = {"config": []}
+    reads: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            pairs = (zip(node.targets[0].elts, node.value.elts) if isinstance(node.targets[0], ast.Tuple)
+                     and isinstance(node.value, ast.Tuple) else [(node.targets[0], node.value)])
+            for t, v in pairs:
+                ch = _chain(v)
+                if isinstance(t, ast.Name) and ch and ch[0] in alias:
+                    alias[t.id] = alias[ch[0]] + ch[1:]
+    for node in ast.walk(tree):
+        ch = _chain(node) if isinstance(node, ast.Attribute) else None
+        if ch and ch[0] in alias and not isinstance(getattr(node, "ctx", None), ast.Store):
+            full = alias[ch[0]] + ch[1:]
+            if full:
+                reads.add(".".join(full[:2]))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers:
+            if any(isinstance(a, ast.Name) and a.id == "config" for a in node.args):
+                reads |= helpers[node.func.id]
+    return {r for r in reads if r and r.split(".")[0] not in UNDECLARED}
+
+
+#: Sections no stage declares: where files go and where tool runs execute change no result.
+UNDECLARED = ("paths", "executor")
+
+
+def _helper_reads() -> dict[str, set[str]]:
+    tree = ast.parse((PKG / "stages" / "common.py").read_text())
+    out: dict[str, set[str]] = {}
+    for fn in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+        reads = set()
+        for node in ast.walk(fn):
+            ch = _chain(node) if isinstance(node, ast.Attribute) else None
+            if ch and ch[0] == "config" and len(ch) > 1:
+                reads.add(".".join(ch[1:3]))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in out:
+                reads |= out[node.func.id]
+        out[fn.name] = reads
+    return out
+
+
+def undeclared_params(stages: dict[str, dict]) -> dict[str, list[str]]:
+    """Per stage, the params keys its module reads that its dvc.yaml ``params`` do not declare."""
+    helpers = _helper_reads()
+    out = {}
+    for name, stage in stages.items():
+        body = stage.get("do", stage)
+        declared = [d.replace(".${key}", "") for d in body.get("params", [])]
+        reads = _config_reads(PKG / "stages" / f"{name}.py", helpers)
+        missing = sorted(r for r in reads if not any(r == d or r.startswith(d + ".") or d.startswith(r + ".")
+                                                     for d in declared))
+        if missing:
+            out[name] = missing
+    return out
+
+
+def test_every_params_key_a_stage_reads_is_declared():
+    assert undeclared_params(_dvc_stages()) == {}
+    stages = _dvc_stages()
+    stages["verify"]["params"] = [p for p in stages["verify"]["params"] if p != "tla"]
+    assert "tla.parallel" in undeclared_params(stages)["verify"]
+
+
+def test_pipeline_folders_are_written_from_the_root_dvc_yaml():
+    """Each ``pipelines/<name>/dvc.yaml`` is what ``pipelines/make_pipeline.py`` writes from
+    the root one (so its deps and params follow the root's, which the tests above check)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_pipeline", REPO / "pipelines" / "make_pipeline.py")
+    mp = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mp)
+    folders = sorted(p.parent.name for p in (REPO / "pipelines").glob("*/dvc.yaml"))
+    assert folders
+    for name in folders:
+        text = (REPO / "pipelines" / name / "dvc.yaml").read_text()
+        assert text == mp.pipeline_yaml(name, mp.stages_of(name)), f"pipelines/{name}/dvc.yaml is out of date"

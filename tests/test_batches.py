@@ -66,6 +66,7 @@ class FakeServer:
         self.attempts: dict[str, int] = {}  # custom_id -> number of batches it was created in
         self.creates: list[dict] = []  # {"batch_id", "custom_ids", "body"}
         self.retrieves = 0
+        self.requests = 0  # every HTTP request, of any kind
         self.unauthorized = 0
         self.leak_key_in_errors = False
         self.create_delay_s = 0.0  # answer create calls this late (client timeouts)
@@ -87,6 +88,8 @@ class FakeServer:
                 self.wfile.write(data)
 
             def _handle(self, method):
+                with fake.lock:
+                    fake.requests += 1
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else b""
                 try:

@@ -142,6 +142,13 @@ def test_for_jar_drops_alias_for_old_jars():
     assert parse_cfg(text).alias == "Trace" and cfg.alias == "Trace"
 
 
+def test_for_jar_passes_the_authors_cfg_unchanged_to_a_jar_that_reads_it():
+    raw = "\\* the author's layout\nSPECIFICATION\n  Spec\nALIAS Trace\nCHECK_DEADLOCK FALSE\n"
+    assert for_jar(parse_cfg(raw), True, text=raw) == (raw, ())
+    old, flags = for_jar(parse_cfg(raw), False, supports_alias=False, text=raw)
+    assert flags == ("-deadlock",) and "ALIAS" not in old and "CHECK_DEADLOCK" not in old
+
+
 def _corpus_cfgs():
     from pathlib import Path
     root = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "tlaplus-examples"

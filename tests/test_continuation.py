@@ -11,8 +11,9 @@ import pytest
 from alias.generate.continuation import (
     CONTINUATION_COLUMNS, CONTINUATION_PROMPT_VERSION, continuation_item, continuation_prompt,
     continuation_requests, continuation_rows, longest_shared_token_run, prefix_line_count,
-    reference_remainder, renamed_path, tla_tokens,
+    reference_remainder, renamed_path,
 )
+from alias.tla.lexer import tokens as tla_tokens
 
 SPECS = Path(__file__).resolve().parents[1] / "alias" / "corpus" / "embedded" / "specifications"
 REPO = "tlaplus/Examples"

@@ -26,7 +26,7 @@ def inputs(embedded_stage_inputs):
 
 
 def _run(wd: Path, c, out: Path) -> dict:
-    return continuation.run(c, dataclasses.replace(c.paths, continuation=out))
+    return continuation.run(c, dataclasses.replace(c.paths, continuation=out, work=out.parent / "work"))
 
 
 def _raw(models: dict, keys: list[str]) -> dict:
@@ -112,7 +112,7 @@ def test_provider_without_key_and_replay_are_skipped(inputs, tmp_path, monkeypat
     assert st["models"]["fixture"]["status"] == "skipped" and st["rows"] == 0
     df = read_parquet(tmp_path / "out/continuations.parquet")
     assert list(df.columns) == CONTINUATION_COLUMNS and df.empty
-    assert not (tmp_path / "out/opus/ledger.sqlite").exists()  # nothing registered without a key
+    assert not (tmp_path / "work/ledgers/continuation-opus.sqlite").exists()  # nothing registered without a key
     # an unknown key is a one-line error of the command, before any work
     raw = yaml.safe_load((REPO / "params.yaml").read_text())
     for k, v in _raw(models, ["nope"]).items():

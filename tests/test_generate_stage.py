@@ -48,14 +48,14 @@ def _params(base, models: dict, **over):
 
 def _gen(wd: Path, c, key: str, out: Path | None = None) -> dict:
     """Run the generate stage of model ``key`` writing ``out`` (default paths.samples/key)."""
-    paths = c.paths if out is None else dataclasses.replace(c.paths, samples=out.parent)
+    paths = c.paths if out is None else dataclasses.replace(c.paths, samples=out.parent, work=out.parent / "work")
     assert out is None or out.name == key
     group = next(g for g in ("local", "providers", "replay") if key in getattr(c.generate, g))
     return _STAGE[group].run(c, paths, key)
 
 
 def _grade(c, samples: Path, out: Path) -> dict:
-    return grade.run(c, dataclasses.replace(c.paths, samples=samples, grades=out))
+    return grade.run(c, dataclasses.replace(c.paths, samples=samples, grades=out, work=out.parent / "work"))
 
 
 def _n_tasks(wd: Path) -> int:
@@ -153,7 +153,7 @@ def test_missing_credentials_skip_and_others_still_run(inputs, tmp_path, monkeyp
         assert st["samples"] == 0
         df = read_parquet(work / f"data/samples/{key}/samples.parquet")
         assert len(df) == 0 and list(df.columns) == SAMPLE_COLUMNS
-        assert not (work / f"data/samples/{key}/ledger.sqlite").exists()  # nothing registered
+        assert not (work / f".alias/ledgers/generate_provider-{key}.sqlite").exists()  # nothing registered
     assert json.loads((work / "data/samples/fixture/status.json").read_text())["samples"] == 120
     # an unknown key is a one-line error
     res = CliRunner().invoke(main, ["generate-provider", "--model", "nope"])
@@ -255,7 +255,7 @@ def test_killed_grade_run_resumes_without_loss_or_duplicates(inputs, tmp_path):
     _gen(wd, p, "fx", tmp_path / "samples/fx")
     args = (tmp_path / "samples", tmp_path / "grades")
     _grade(p, *args)
-    journal = tmp_path / "grades/journal.jsonl"
+    journal = tmp_path / "work/grade/journal.jsonl"
     first = read_parquet(tmp_path / "grades/verdicts.parquet")
     assert len(first) == 30 and first.passed.any() and not first.passed.all()
     lines = journal.read_bytes().splitlines(keepends=True)

@@ -210,6 +210,7 @@ def test_controls_on_embedded_references(tool_config, tmp_path):
         refs[(ref.task_id, "random")] = rr
     runner = ToolRunner(tool_config, tmp_path / "cache")
     s = run_controls(refs, runner, tmp_path / "controls", seed=1, max_mutants_tried=4, max_mutants_kept=2,
+                     mutant_timeout_s=60,
                      parallel=2)
     assert s["eligible"] == 2
     assert s["self"] == {"n": 2, "passed": 2}

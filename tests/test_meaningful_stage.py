@@ -72,7 +72,7 @@ def inputs(tmp_path_factory):
 
 def _paths(inputs: Path, out: Path):
     return dataclasses.replace(embedded_config().paths, ingest=inputs / "ingest", rename=inputs / "rename",
-                               verify=inputs / "verify", meaningful=out)
+                               verify=inputs / "verify", meaningful=out, work=out.parent / "work")
 
 
 def _run(inputs: Path, out: Path, c) -> dict:
@@ -320,7 +320,7 @@ def test_anthropic_batch_proposer_lands_a_verified_task(inputs, tmp_path, monkey
     task = t["meaningful_tasks"].iloc[0]
     assert task.verified and task.meaningful_distinct_states == 48 and task.system_module == "QuarterClock"
     assert "hour' = IF quarter = 3" in t["meaningful_modules"].iloc[0].text
-    assert (out / "ledger.sqlite").exists()
+    assert (out.parent / "work/ledgers/meaningful.sqlite").exists()
     # a rerun reads the finished ledger: no key, no server, the same proposal
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.delenv("ANTHROPIC_BASE_URL")
@@ -356,7 +356,7 @@ def test_batch_poll_timeout_fails_the_stage_and_a_rerun_resumes(inputs, tmp_path
         srv.hold = True                     # the batch never ends while held
         with pytest.raises(PollTimeout):
             _run(inputs, out, p)
-        assert not (out / "status.json").exists() and (out / "ledger.sqlite").exists()
+        assert not (out / "status.json").exists() and (out.parent / "work/ledgers/meaningful.sqlite").exists()
         srv.hold = False
         s = _run(inputs, out, p)            # polls the recorded batch, creates none
         assert len(srv.creates) == 1

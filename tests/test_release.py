@@ -2,12 +2,11 @@
 
 A temporary git + DVC repository holds stage tables (samples, verdicts and the tables the
 statistics views read, as Parquet at their TABLE_SOURCES paths, tracked with ``dvc add``),
-the repository's ``sql/`` views, its ``.dvc/config`` (whose default remote ``local`` is the
-directory ``../alias-remote`` next to the repository, here inside pytest's temporary
-directory) and a two-stage pipeline: the repository's own ``load`` and ``report`` stages
+the repository's ``sql/`` views, its ``.dvc/config`` (whose default remote ``release`` is the
+folder ``release/`` inside the repository, committed with it) and a two-stage pipeline: the repository's own ``load`` and ``report`` stages
 (``python -m alias load`` / ``python -m alias report``, with their outs, metrics and
-plots as declared in ``dvc.yaml``). It is reproduced, committed and pushed. A ``git
-clone`` of it then runs ``dvc pull`` with an empty cache: the data must arrive
+plots as declared in ``dvc.yaml``). It is reproduced, pushed and committed (the remote folder with it). A ``git
+clone`` of it then runs ``dvc pull`` with an empty cache and no other copy anywhere: the data must arrive
 byte-identical, DVC must consider every stage up to date (``dvc repro`` runs nothing),
 ``alias report`` on the pulled store must reproduce the published reports without
 regenerating any stage output, and ``dvc plots show`` must render the figures' data.
@@ -19,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,10 +82,13 @@ def _digests(root: Path, dirs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _declared_report_files(stage: dict) -> set[str]:
+    """The report stage's outs, metrics and plots, ``${paths.X}`` resolved from params.yaml."""
+    paths = yaml.safe_load((REPO / "params.yaml").read_text())["paths"]
     out = set()
     for kind in ("outs", "metrics", "plots"):
         for o in stage.get(kind, []):
-            out.add(o if isinstance(o, str) else next(iter(o)))
+            name = o if isinstance(o, str) else next(iter(o))
+            out.add(re.sub(r"\$\{paths\.(\w+)\}", lambda m: paths[m.group(1)], name))
     return out
 
 
@@ -94,8 +97,8 @@ def _dvc_yaml() -> str:
     tracked test tables (the corpus stages do not run here)."""
     project = yaml.safe_load((REPO / "dvc.yaml").read_text())
     load, report = dict(project["stages"]["load"]), dict(project["stages"]["report"])
-    load["deps"] = [*TRACKED, "sql"]
-    report["deps"] = ["data/alias.duckdb"]
+    load["deps"] = [*TRACKED, "${paths.sql}"]
+    report["deps"] = ["${paths.snapshot}"]
     return yaml.safe_dump({"stages": {"load": load, "report": report}, "plots": project["plots"]},
                           sort_keys=False)
 
@@ -103,14 +106,16 @@ def _dvc_yaml() -> str:
 def test_push_pull_round_trip(tmp_path):
     env = _env(tmp_path)
     origin, clone = tmp_path / "origin", tmp_path / "clone"
-    remote = tmp_path / "alias-remote"           # the default remote ../alias-remote of origin and clone
+    remote = origin / "release"                  # the default remote: release/ inside the repository
     origin.mkdir()
 
     # ---- origin: tables (dvc add), the project's DVC config and pipeline (dvc repro), push
     _run(["git", "init", "-q"], origin, env)
     _run([DVC, "init", "-q"], origin, env)
     shutil.copy(REPO / ".dvc" / "config", origin / ".dvc" / "config")
-    assert _run([DVC, "remote", "default"], origin, env).strip() == "local"
+    shutil.copytree(REPO / ".dvc" / "plots", origin / ".dvc" / "plots")
+    shutil.copytree(REPO / "release", remote)
+    assert _run([DVC, "remote", "default"], origin, env).strip() == "release"
     tables, _ = appendix_tables()
     for name, df in tables.items():
         write_parquet(df, origin / _rel(name))
@@ -122,10 +127,10 @@ def test_push_pull_round_trip(tmp_path):
     (origin / "dvc.yaml").write_text(_dvc_yaml())
     out = _run([DVC, "repro"], origin, env)
     assert "load" in out and "report" in out
+    _run([DVC, "push"], origin, env)
+    assert any(p.is_file() and p.name != "README.md" for p in remote.rglob("*")), "nothing pushed"
     _run(["git", "add", "-A"], origin, env)
     _run(["git", "commit", "-q", "-m", "release"], origin, env)
-    _run([DVC, "push"], origin, env)
-    assert any(p.is_file() for p in remote.rglob("*")), "nothing pushed to the default remote"
     assert "nothing to commit" in _run(["git", "status"], origin, env)  # no tracked file left dirty
 
     # every file the report stage writes is declared in dvc.yaml (outs, metrics or plots)
@@ -133,7 +138,7 @@ def test_push_pull_round_trip(tmp_path):
     written = {str(p.relative_to(origin)) for p in (origin / "reports").rglob("*")
                if p.is_file() and p.name != ".gitignore"}
     assert written == _declared_report_files(report_stage)
-    published = _digests(origin, (*TRACKED, "data/alias.duckdb", "reports"))
+    published = _digests(origin, (*TRACKED, "data/store", "reports"))
     assert {f"{_rel(t)}" for t in ("samples", "verdicts", "test_set", "split", "loglik", "continuations")} \
         <= set(published)
     assert {"reports/table_1.md", "reports/table_V1.md", "reports/table_2.md", "reports/figures/figure_T1.png",
@@ -144,14 +149,14 @@ def test_push_pull_round_trip(tmp_path):
     shutil.rmtree(origin / ".dvc" / "cache")
     assert not (clone / "data" / "controls").exists()
     _run([DVC, "pull"], clone, env)
-    assert _digests(clone, (*TRACKED, "data/alias.duckdb", "reports")) == published
+    assert _digests(clone, (*TRACKED, "data/store", "reports")) == published
 
     # nothing to regenerate: every stage and tracked file is up to date, repro runs no stage
     status = _run([DVC, "status"], clone, env)
     assert "up to date" in status.lower(), status
     repro = _run([DVC, "repro"], clone, env)
     assert "Running stage" not in repro, repro
-    assert _digests(clone, (*TRACKED, "data/alias.duckdb", "reports")) == published
+    assert _digests(clone, (*TRACKED, "data/store", "reports")) == published
 
     # `alias report` on the pulled store rewrites the published reports byte for byte and
     # touches no stage output
@@ -159,14 +164,14 @@ def test_push_pull_round_trip(tmp_path):
         if p.is_file() and p.name != ".gitignore":
             p.unlink()
     _run([sys.executable, "-m", "alias", "report"], clone, env)
-    assert _digests(clone, (*TRACKED, "data/alias.duckdb", "reports")) == published
+    assert _digests(clone, (*TRACKED, "data/store", "reports")) == published
     assert "up to date" in _run([DVC, "status"], clone, env).lower()
 
     # dvc plots show renders the figures and their data
     shown = json.loads(_run([DVC, "plots", "show", "--json", "-o", tmp_path / "plots_html"], clone, env))["data"]
     for name in ("figure_S1.png", "figure_T1.png", "figure_U1.png"):
         assert shown[f"reports/figures/{name}"][0]["type"] == "image"
-    for title in ("Figure S.1", "Figure T.1a", "Figure T.1b", "Figure U.1"):
+    for title in ("Figure S.1", "Figure T.1a", "Figure T.1b", "Figure T.1c", "Figure U.1"):
         (key,) = [k for k in shown if k.startswith(title + ",")]
         assert shown[key] and shown[key][0]["type"] == "vega", key     # rendered with data
 

@@ -15,7 +15,7 @@ from alias.grade.stategraph import (DumpFailure, StateGraph, Witness, control_la
                                     control_variables, dump_state_graph,
                                     equivalent_observable, normalize_value, parse_dot,
                                     parse_state_label, project)
-from alias.tla.tools import ToolError
+from alias.tla.tools import ToolError, tlc_run_key
 
 PETERSON = (Path(__file__).resolve().parents[1] / "alias" / "corpus" / "embedded"
             / "specifications" / "Peterson" / "Peterson.tla")
@@ -173,6 +173,8 @@ def test_dump_small_spec(tool_config):
     g = dump_state_graph({"Small.tla": SMALL}, "Small", INIT_NEXT, tool_config, ("-deadlock",))
     assert isinstance(g, StateGraph), g
     assert g.tlc is not None and g.tlc.kind == "success"
+    assert g.tlc.run_key == tlc_run_key({"Small.tla": SMALL}, "Small", INIT_NEXT, tool_config, ("-deadlock",),
+                                        dump_dot=True)
     assert len(g.nodes) == g.tlc.distinct_states == 8
     assert sorted(g.nodes[i]["x"] for i in g.initial) == ["0", "1"]
     assert {s["pc"] for s in g.nodes.values()} == {'"a"', '"b"'}
@@ -194,6 +196,9 @@ def test_dump_failures(tool_config):
         dump_state_graph({"Small.tla": SMALL}, "Small", INIT_NEXT, tool_config, ("-dump",))
     with pytest.raises(ToolError):
         dump_state_graph({"Small.tla": SMALL}, "Small", INIT_NEXT, tool_config, ("-simulate",))
+    big = dump_state_graph({"Small.tla": SMALL}, "Small", INIT_NEXT, tool_config, ("-deadlock",), max_dot_bytes=50)
+    assert isinstance(big, DumpFailure) and big.kind == "too_large" and big.tlc.kind == "success"
+    assert "more than 50" in big.message
 
 
 LABELS = {"Lbl_1": "start", "enter": "raise", "yield": "give", "wait": "spin", "cs": "crit",
@@ -497,6 +502,32 @@ def test_control_label_values_translations():
     assert control_label_values(UNIPROCESS, "light") == ["red", "green", "yellow"]
     assert control_label_values(MULTI) == ["Lbl_1", "w0", "Done", "w1", "w9", "w8"]
     assert control_label_values(MULTI, "q") == ["not a label of pc"]
+
+
+LEXED = r"""---- MODULE Lexed ----
+VARIABLES pc, x
+(* --algorithm Lexed {  \* PlusCal with a syntax error: pc := "Leak"; x := ; } *)
+(*****************************************************
+   a comment with a line of only '=':
+=======================================================
+ *****************************************************)
+Init == pc = "a\*b" /\ x = 0     \* pc = "Commented"
+Next == /\ pc = "a\*b" /\ pc' = CASE x = 0 -> "c"[]OTHER -> "d"
+        /\ x' = x
+Spec == Init /\ [][Next]_pc
+====
+pc = "AfterEnd"
+"""
+
+
+def test_control_labels_through_the_lexer():
+    # comments, strings and the module end come from alias.tla.lexer: a broken PlusCal
+    # algorithm stays a comment, "\*" in a string is no comment, CASE arms may be glued
+    # to [], a subscript ]_pc is no comparison, nothing after the closing ==== is read
+    assert control_label_values(LEXED) == ["a\\*b", "c", "d"]
+    assert control_variables(LEXED) == ["pc"]
+    assert control_label_values(LEXED.replace("Spec ==", "====\nSpec ==")) == ["a\\*b", "c", "d"]
+    assert control_label_values(LEXED.replace("Init ==", "====\nInit ==")) == []
 
 
 def test_control_variables():

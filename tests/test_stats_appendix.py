@@ -22,6 +22,7 @@ from alias.report import similarity as V
 from alias.report.stats_tables import table_1, table_u_hidden
 from alias.config import ConfigError
 from alias.store.db import StoreError, build_store, query, write_parquet
+from alias.tla.lexer import strip_comments
 from conftest import embedded_config, folders_under
 
 from test_stats_views import (COVERED, MODELS, TEST_TASKS, _frame, _path,  # tests/ on sys.path
@@ -149,9 +150,9 @@ def _frontier(df: pd.DataFrame) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------------ similarity
-def test_strip_tla_comments():
+def test_similarity_tokens_without_comments():
     src = 'A == 1 \\* line\n(* outer (* inner *) still *)B == "x \\* y (* z *)"\n(* open'
-    assert V.strip_tla_comments(src) == 'A == 1 \nB == "x \\* y (* z *)"\n'
+    assert strip_comments(src) == 'A == 1 \nB == "x \\* y (* z *)"\n'
     assert V.similarity_tokens(src) == ["A", "==", "1", "B", "==", '"x\u2581\\*\u2581y\u2581(*\u2581z\u2581*)"']
 
 
@@ -442,7 +443,8 @@ def test_figures_with_data(store, tmp_path):
     cov = t1[(t1.model == "gpt-5") & (t1.grade == "behavior")].iloc[0]
     row = u1[(u1.model == "gpt-5") & (u1.grade == "behavior")].iloc[0]
     assert (row.decrease, row.ci_low, row.ci_high) == pytest.approx((cov.decrease, cov.ci95_low, cov.ci95_high), abs=1e-4)
-    assert res["rows"] == {"figure_S1.csv": 8, "figure_U1.csv": 4, "figure_T1a.csv": 4, "figure_T1b.csv": 4}
+    assert res["rows"] == {"figure_S1.csv": 8, "figure_U1.csv": 4, "figure_T1a.csv": 4, "figure_T1b.csv": 4,
+                           "figure_T1c.csv": 3}
 
 
 def test_empty_store_says_no_data(empty_db, tmp_path):

@@ -5,6 +5,8 @@ written here (about 1 s per TLC run).
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import time
 from dataclasses import replace
@@ -14,8 +16,8 @@ import pytest
 
 from alias.tla.cfg import for_jar, parse_cfg
 from alias.tla.tlc_output import KINDS, parse_tlc_output
-from alias.tla.tools import (ToolError, check_java, find_jar, run_sany, run_tlc,
-                             supports_check_deadlock, tool_version)
+from alias.tla.tools import (DOT_CAP, ToolError, capabilities, check_java, find_jar, run_sany, run_tlc,
+                             run_tlc_dump_dot, supports_check_deadlock, tlc_run_key, tool_version)
 
 COUNTER = """---- MODULE Counter ----
 EXTENDS Naturals
@@ -107,6 +109,29 @@ def test_unsafe_names_rejected(files, main, tool_config):
 def test_bad_flag_rejected(tool_config):
     with pytest.raises(ToolError):
         run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config, ("-dump", "/etc/x"))
+    # the state-graph dump: same allow-list, and no flag that gives a partial graph
+    for flags in [("-dump", "dot", "/etc/x"), ("-simulate",), ("-dfid", "3"), ("-deadlock", "-simulate")]:
+        with pytest.raises(ToolError):
+            run_tlc_dump_dot({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config, flags)
+    with pytest.raises(ToolError):
+        run_tlc_dump_dot({"../Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config)
+
+
+def _old_dump_run_key(files, main, cfg_text, version, flags, library):
+    """The run key the state-graph dump computed before it used tools' public API."""
+    payload = {"kind": "tlc-dump-dot",
+               "files": {k: hashlib.sha256(v.encode("utf-8")).hexdigest() for k, v in sorted(files.items())},
+               "main": main, "cfg": cfg_text, "version": version, "flags": list(flags),
+               "library": list(library)}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def test_dump_run_key_is_unchanged(tool_config):
+    files, cfg = {"Counter.tla": COUNTER}, "SPECIFICATION Spec\n"
+    key = tlc_run_key(files, "Counter", cfg, tool_config, ("-deadlock",), dump_dot=True)
+    assert key == _old_dump_run_key(files, "Counter", cfg, tool_version(tool_config), ("-deadlock",),
+                                    tool_config.library)
+    assert key != tlc_run_key(files, "Counter", cfg, tool_config, ("-deadlock",))
 
 
 MODERN_SUCCESS = """TLC2 Version 2.18 of 20 March 2023 (rev: 3ea3222)
@@ -158,15 +183,28 @@ def test_parse_tlc_output_texts(text, code, kind):
 # --------------------------------------------------------------------------- real tools
 
 @pytest.mark.tlc
-def test_tool_version_and_check_deadlock(tool_config):
-    v = tool_version(tool_config)
-    assert v.startswith("TLC2 Version 2.15")
-    assert "d5b5a7f" in v
-    assert supports_check_deadlock(tool_config) is False
+def test_tool_version_and_capabilities(jar_config):
+    """Capabilities come from the version line, not from the jar's file name."""
+    v, caps = tool_version(jar_config), capabilities(jar_config)
+    if "cc6b616" in v:  # v1.8.0
+        assert v == "TLC2 Version 2026.04.29.170100 (rev: cc6b616)"
+        assert caps.modern and caps.check_deadlock and caps.alias and caps.no_generate_spec_te and not caps.fallback
+    else:
+        assert v == "TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)"
+        assert not caps.modern and not caps.check_deadlock and not caps.no_generate_spec_te and caps.fallback
+    assert supports_check_deadlock(jar_config) is caps.check_deadlock
 
 
 @pytest.mark.tlc
-def test_success_exact_counts(tool_config):
+def test_capabilities_of_a_renamed_jar_come_from_its_version(jar_config, tmp_path):
+    renamed = tmp_path / "tools.jar"
+    renamed.write_bytes(Path(jar_config.jar).read_bytes())
+    assert capabilities(replace(jar_config, jar=renamed)).modern == capabilities(jar_config).modern
+
+
+@pytest.mark.tlc
+def test_success_exact_counts(jar_config):
+    tool_config = jar_config
     r = run_tlc({"Counter.tla": COUNTER}, "Counter",
                 "SPECIFICATION Spec\nINVARIANT TypeOK\n", tool_config)
     assert r.kind == "success", r.output
@@ -178,16 +216,36 @@ def test_success_exact_counts(tool_config):
 
 
 @pytest.mark.tlc
-def test_invariant_violated(tool_config):
-    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT Small\n",
-                tool_config)
-    assert r.kind == "invariant_violated", r.output
-    assert "Small" in r.error_message and r.exit_code == 12
-    assert r.distinct_states == 4
+def test_dump_dot(tool_config, monkeypatch, tmp_path):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))  # the sandbox's temp dirs go here
+    files, cfg = {"Counter.tla": COUNTER}, "SPECIFICATION Spec\n"
+    d = run_tlc_dump_dot(files, "Counter", cfg, tool_config)
+    plain = run_tlc(files, "Counter", cfg, tool_config)
+    assert d.tlc.kind == plain.kind == "success" and d.tlc.distinct_states == plain.distinct_states == 5
+    assert d.dot.startswith("strict digraph DiskGraph {") and d.dot.count("[label=") >= 5
+    assert d.dot_bytes == len(d.dot.encode("utf-8")) <= DOT_CAP
+    assert d.tlc.run_key == tlc_run_key(files, "Counter", cfg, tool_config, dump_dot=True) != plain.run_key
+    assert "-dump" not in plain.output  # the plain run writes no graph
+    small = run_tlc_dump_dot(files, "Counter", cfg, tool_config, max_dot_bytes=10)
+    assert small.tlc.kind == "success" and small.dot is None and small.dot_bytes > 10  # not read
+    assert list(tmp_path.iterdir()) == []  # every sandbox removed, the DOT file with it
 
 
 @pytest.mark.tlc
-def test_property_violated_liveness(tool_config):
+def test_invariant_violated(jar_config, monkeypatch, tmp_path):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT Small\n",
+                jar_config)
+    assert r.kind == "invariant_violated", r.output
+    assert "Small" in r.error_message and r.exit_code == 12
+    assert r.distinct_states == 4
+    # v1.8.0 runs with -noGenerateSpecTE: no trace-explorer spec is written or announced
+    assert "TTrace" not in r.output and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.tlc
+def test_property_violated_liveness(jar_config):
+    tool_config = jar_config
     # no fairness: the behaviour may stutter at x = 0 forever
     r = run_tlc({"Counter.tla": COUNTER}, "Counter",
                 "SPECIFICATION Spec\nPROPERTY Reaches4\n", tool_config)
@@ -196,22 +254,29 @@ def test_property_violated_liveness(tool_config):
 
 
 @pytest.mark.tlc
-def test_deadlock_and_check_deadlock_false(tool_config):
+def test_deadlock_and_check_deadlock_false(jar_config):
+    tool_config = jar_config
     r = run_tlc({"Stops.tla": STOPS}, "Stops", INIT_NEXT, tool_config)
     assert r.kind == "deadlock", r.output
     assert r.distinct_states == 3 and r.exit_code == 11
     cfg_text = INIT_NEXT + "CHECK_DEADLOCK FALSE\n"
+    modern = capabilities(tool_config).check_deadlock
     raw = run_tlc({"Stops.tla": STOPS}, "Stops", cfg_text, tool_config)
-    assert raw.kind == "config_error", raw.output  # the 2.15 jar lacks the keyword
-    text, flags = for_jar(parse_cfg(cfg_text), supports_check_deadlock(tool_config))
-    assert flags == ("-deadlock",)
+    # v1.8.0 reads the keyword; the 2.15 jar lacks it, so the cfg is rewritten for it only
+    assert raw.kind == ("success" if modern else "config_error"), raw.output
+    text, flags = for_jar(parse_cfg(cfg_text), modern, text=cfg_text)
+    if modern:
+        assert (text, flags) == (cfg_text, ())
+    else:
+        assert flags == ("-deadlock",) and "CHECK_DEADLOCK" not in text and parse_cfg(text).next == "Next"
     ok = run_tlc({"Stops.tla": STOPS}, "Stops", text, tool_config, flags)
     assert ok.kind == "success", ok.output
     assert ok.distinct_states == 3 and ok.depth == 3
 
 
 @pytest.mark.tlc
-def test_parse_error(tool_config):
+def test_parse_error(jar_config):
+    tool_config = jar_config
     s = run_sany({"Bad.tla": BAD_PARSE}, "Bad", tool_config)
     assert not s.ok_exit and not s.ok_strict and s.kind == "parse_error"
     assert any("Parse Error" in e for e in s.errors)
@@ -220,9 +285,10 @@ def test_parse_error(tool_config):
 
 
 @pytest.mark.tlc
-def test_semantic_error_sany_exit_zero(tool_config):
+def test_semantic_error_sany_exit_zero(jar_config):
+    tool_config = jar_config
     s = run_sany({"Sem.tla": BAD_SEMANTIC}, "Sem", tool_config)
-    # SANY 2.1 (the 2020 jar) exits 0 after semantic errors
+    # SANY 2.1 (the 2020 jar) and 2.2 (v1.8.0) exit 0 after semantic errors
     assert s.exit_code == 0 and s.ok_exit and not s.ok_strict and s.kind == "semantic_error"
     assert s.errors == ["line 3, col 13 to line 3, col 13 of module Sem: Unknown operator: `y'."]
     r = run_tlc({"Sem.tla": BAD_SEMANTIC}, "Sem", INIT_NEXT, tool_config)
@@ -249,7 +315,8 @@ def test_sany_library_dirs(tool_config, tmp_path):
     ("INVARIANT TypeOK\n", "initial state"),
     (INIT_NEXT + "INVARIANT Reaches4\n", "Reaches4"),
 ])
-def test_config_error(tool_config, cfg_text, needle):
+def test_config_error(jar_config, cfg_text, needle):
+    tool_config = jar_config
     r = run_tlc({"Counter.tla": COUNTER}, "Counter", cfg_text, tool_config)
     assert r.kind == "config_error", r.output
     assert needle in r.error_message
@@ -292,7 +359,8 @@ def test_crash_missing_java_and_tiny_heap(tool_config):
 
 
 @pytest.mark.tlc
-def test_extra_kinds_assumption_and_eval(tool_config):
+def test_extra_kinds_assumption_and_eval(jar_config):
+    tool_config = jar_config
     assume = "---- MODULE A ----\nVARIABLE x\nASSUME 1 = 2\nInit == x = 0\nNext == x' = x\n====\n"
     r = run_tlc({"A.tla": assume}, "A", INIT_NEXT, tool_config)
     assert r.kind == "assumption_violated", r.output
@@ -345,3 +413,18 @@ def test_tlc_dies_with_a_killed_parent():
     while time.monotonic() < deadline and probes():
         time.sleep(0.2)
     assert probes() == [], "TLC outlived its killed parent"
+
+
+def test_stable_log_removes_what_differs_between_runs_and_machines():
+    """v1.8.0 names its standard modules by a random temp folder and the jar's path."""
+    from alias.tla.tlc_output import stable_log
+
+    a = ("Parsing file /tmp/alias-tla-k3j_x/jtmp/tlc-632097522149565132/Naturals.tla "
+         "(jar:file:/work/shared/tools/tla2tools-1.8.0/tla2tools.jar!/tla2sany/StandardModules/Naturals.tla)\n"
+         "Finished in 01s at (2026-12-01 23:07:57)\n3 states generated, 3 distinct states found\n")
+    b = ("Parsing file /var/tmp/alias-tla-99/jtmp/tlc-7678614260571951395/Naturals.tla "
+         "(jar:file:/opt/tla/tla2tools.jar!/tla2sany/StandardModules/Naturals.tla)\n"
+         "Finished in 02s at (2026-12-02 01:00:00)\n3 states generated, 3 distinct states found\n")
+    assert stable_log(a) == stable_log(b)
+    assert "3 distinct states found" in stable_log(a) and "Naturals.tla" in stable_log(a)
+    assert stable_log(a) != stable_log(a.replace("3 distinct", "4 distinct"))

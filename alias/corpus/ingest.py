@@ -16,6 +16,14 @@ Outputs (all :class:`pandas.DataFrame`, one Parquet table each):
                  ``wrapper``, ``utility``, ``library``}, corpus path and text.
 ``module_roles`` one row per corpus module: role in {``system``, ``wrapper``,
                  ``utility``, ``other``} as the paper labels system vs utility modules.
+
+Unicode TLA+ symbols (``≜ ∧ ∈ ⟨ ⟩`` ...) in a module's code, which SANY of the 2020 jar
+cannot lex, are converted to ASCII when the module is read (:func:`ascii_module`, the
+converter of model outputs, :func:`alias.tla.extract.asciify`); the ``modules`` text, the
+renamed files and the checks all see the ASCII text, and a task's ``candidates.detail``
+names the converted modules. A module whose code keeps a non-ASCII character after the
+conversion, or whose syntax tree the conversion changes, excludes its candidates with
+reason ``unicode_symbols``.
 """
 
 from __future__ import annotations
@@ -31,14 +39,19 @@ from typing import Any
 import pandas as pd
 
 from alias.errors import AliasError
-from alias.tla.syntax import ModuleInfo, module_info
+from alias.tla.extract import asciify
+from alias.tla.lexer import comment_string_spans
+from alias.tla.syntax import ModuleInfo, module_info, parse
 
 EMBEDDED_CORPUS = Path(__file__).resolve().parent / "embedded"
 
-#: Modules the tla2tools jar itself provides (checked against the 2.15 and 1.8 jars).
+#: Modules the tla2tools jar itself provides: its ``StandardModules`` (the 1.8.0 jar's;
+#: the 2020 jar of PyPI lacks ``TLCExt``, ``Json`` and the ``_*`` modules, so a task that
+#: imports one fails SANY there and is excluded with that reason).
 JAR_MODULES = frozenset(
     {"Naturals", "Integers", "Reals", "Sequences", "FiniteSets", "Bags", "TLC", "RealTime",
-     "Randomization", "Toolbox", "TLCExt", "Json", "_TLCTrace"}
+     "Randomization", "Toolbox", "TLCExt", "Json", "_TLCTrace", "_Possible", "_DotTrace", "_JsonTrace",
+     "_TLAPlusCounterExample", "_TLCActionTrace", "_TLCTESpec", "_TLCTracePlain"}
 )
 
 DESCRIPTION_FIELDS = [
@@ -76,6 +89,58 @@ def _mode(mode) -> str:
     return str(mode)
 
 
+def _code_non_ascii(text: str) -> list[str]:
+    """The distinct non-ASCII characters of ``text`` outside comments and strings."""
+    spans = comment_string_spans(text)
+    out: list[str] = []
+    i = 0
+    for s, e in spans + [(len(text), len(text))]:
+        out += [ch for ch in text[i:s] if ord(ch) > 127 and ch not in out]
+        i = max(i, e)
+    return out
+
+
+def _tree_shape(text: str) -> str | None:
+    """tree-sitter's tree of ``text`` as an S-expression (``None`` when it has errors);
+    ``≡`` and ``<=>`` are the same operator."""
+    root = parse(text).root_node
+    return None if root.has_error else str(root).replace("(equiv)", "(iff)")
+
+
+@dataclass
+class AsciiModule:
+    """A module text read for checking: ``text`` (ASCII in its code), ``symbols`` (Unicode
+    symbols replaced; 0 = untouched) and ``error`` (why it cannot be made ASCII, else None)."""
+
+    text: str
+    symbols: int = 0
+    error: str | None = None
+
+
+def ascii_module(text: str, name: str = "module") -> AsciiModule:
+    """``text`` with the Unicode TLA+ symbols of its code replaced by their ASCII forms.
+
+    A module whose code (outside comments and strings) is ASCII is returned unchanged:
+    SANY accepts any character in comments and strings. Otherwise the whole text goes
+    through :func:`alias.tla.extract.asciify` (comments too, so an embedded PlusCal
+    algorithm stays in step). The conversion fails, with ``error`` saying Unicode, when a
+    non-ASCII character is left in the code (a symbol without an ASCII form) or when the
+    converted text parses to another syntax tree than the original (junction alignment
+    lost).
+    """
+    if not _code_non_ascii(text):
+        return AsciiModule(text)
+    new, n = asciify(text)
+    left = _code_non_ascii(new)
+    if left:
+        chars = ", ".join(f"{ch!r} (U+{ord(ch):04X})" for ch in left[:8])
+        return AsciiModule(text, 0, f"{name}: Unicode character without an ASCII form in its code: {chars}")
+    before = _tree_shape(text)
+    if before is not None and _tree_shape(new) != before:
+        return AsciiModule(text, 0, f"{name}: converting its Unicode symbols to ASCII changes its syntax tree")
+    return AsciiModule(new, n)
+
+
 def render_description(fields: dict) -> str:
     """Render a TLA+-Bench structured description to plain text, field by field.
 
@@ -110,13 +175,32 @@ def _comment_body(comment: str) -> str:
     return "\n".join(lines).strip()
 
 
+#: Lines the TLA+ Toolbox generates (``MC.tla`` headers, model annotations, the
+#: modification history), dropped from comment-derived descriptions: they describe no
+#: system, and an annotation such as ``@modelParameterConstants:0N`` glues the index to a
+#: constant's name, which the renaming of descriptions cannot see.
+_TOOLBOX_LINE = re.compile(
+    r"@model[A-Za-z]*\b|@mc_\w*"
+    r"|^(?:MV\s+)?CONSTANTS?\s+(?:definitions?|declarations?)\b"
+    r"|^(?:SPECIFICATION|INIT|NEXT|INVARIANT|PROPERTY|CONSTRAINT|ACTION[_ -]?CONSTRAINT|VIEW|SYMMETRY|ALIAS"
+    r"|POSTCONDITION)\s+definitions?\b"
+    r"|^Constant\s+expression\s+(?:definition|ASSUME\s+statement)\b"
+    r"|^Generated\s+on\s+[A-Z][a-z]{2}\s+[A-Z][a-z]{2}\s+\d"
+    r"|^Modification\s+History\s*$|^(?:Created|Last\s+modified)\s+[A-Z][a-z]{2}\s+[A-Z][a-z]{2}\s+\d.*\sby\s")
+
+
+def _drop_toolbox_lines(body: str) -> str:
+    return "\n".join(line for line in body.splitlines() if not _TOOLBOX_LINE.search(line.strip())).strip()
+
+
 def description_from_comments(info: ModuleInfo) -> str:
-    """Description text from a module's own comments (paper's fallback), PlusCal removed."""
+    """Description text from a module's own comments (paper's fallback), PlusCal and the
+    Toolbox's generated lines (:data:`_TOOLBOX_LINE`) removed."""
     out = []
     for c in info.comments:
         if "--algorithm" in c or "--fair algorithm" in c or "BEGIN TRANSLATION" in c or "END TRANSLATION" in c:
             continue
-        body = _comment_body(c)
+        body = _drop_toolbox_lines(_comment_body(c))
         if body:
             out.append(body)
     text = "\n".join(out)
@@ -180,6 +264,8 @@ class CorpusModule:
     info: ModuleInfo
     text: str
     models: list[dict] = field(default_factory=list)
+    ascii_symbols: int = 0          # Unicode symbols converted to ASCII (ascii_module)
+    unicode_error: str | None = None  # why the module's Unicode cannot be made ASCII
 
 
 def _slug(*parts: str) -> str:
@@ -199,6 +285,7 @@ class Corpus:
         if not self.manifests:
             raise IngestError(f"{spec_dir}: no */manifest.json found")
         self.library_dirs = [Path(d).resolve() for d in library]
+        self._library_cache: dict[str, AsciiModule] = {}
         for d in self.library_dirs:
             if not d.is_dir():
                 raise IngestError(f"library directory not found: {d}")
@@ -219,12 +306,14 @@ class Corpus:
             listed = {m["path"]: m for m in meta.get("modules", [])}
             for tla in sorted(mf.parent.rglob("*.tla")):
                 rel = str(tla.relative_to(self.root))
-                text = tla.read_text(encoding="utf-8", errors="replace")
+                asc = ascii_module(tla.read_text(encoding="utf-8", errors="replace"), tla.name)
+                text = asc.text
                 info = module_info(text)
                 entry = listed.get(rel, {})
                 cm = CorpusModule(
                     name=info.name or tla.stem, path=tla, rel=rel, folder=folder, info=info,
-                    text=text, models=list(entry.get("models", [])),
+                    text=text, models=list(entry.get("models", [])), ascii_symbols=asc.symbols,
+                    unicode_error=asc.error,
                 )
                 cm.features = list(entry.get("features", []))  # type: ignore[attr-defined]
                 self.modules[rel] = cm
@@ -244,6 +333,15 @@ class Corpus:
             if p.exists():
                 return p
         return None
+
+    def library_module(self, name: str) -> AsciiModule:
+        """The text of library module ``name`` (:func:`library_path`), read as an author
+        module is (:func:`ascii_module`), memoized."""
+        cache = self._library_cache
+        if name not in cache:
+            p = self.library_path(name)
+            cache[name] = ascii_module(p.read_text(encoding="utf-8", errors="replace"), p.name)
+        return cache[name]
 
     def closure(self, top: CorpusModule) -> tuple[list[CorpusModule], list[str], list[str]]:
         """Author modules reachable from ``top`` by EXTENDS/INSTANCE (``top`` first), the
@@ -266,8 +364,7 @@ class Corpus:
                 elif self.library_path(imp) is not None:
                     if imp not in lib:
                         lib.append(imp)
-                        lib_text = self.library_path(imp).read_text(encoding="utf-8", errors="replace")
-                        for sub in module_info(lib_text).imports:
+                        for sub in module_info(self.library_module(imp).text).imports:
                             if sub not in JAR_MODULES and sub not in lib and self.library_path(sub):
                                 lib.append(sub)
                 elif imp not in missing:
@@ -291,12 +388,20 @@ def _declares_variables(cm: CorpusModule, corpus: Corpus, _depth: int = 0) -> bo
     return False
 
 
+def _toolbox_model(cm: CorpusModule) -> bool:
+    """Whether ``cm`` is the ``MC.tla`` the TLA+ Toolbox generates in a model folder
+    (``<Spec>.toolbox/<Model>/MC.tla``)."""
+    return cm.path.name == "MC.tla" and cm.path.parent.parent.name.endswith(".toolbox")
+
+
 def system_module_of(model_module: CorpusModule, corpus: Corpus) -> CorpusModule:
     """The system module a model's module checks: itself, unless it is a wrapper.
 
     A wrapper declares no VARIABLES of its own and EXTENDS or INSTANCEs an author module
     that does (directly or through its imports). Among several, the one whose name the
     wrapper's name contains wins (``MCPaxos`` -> ``Paxos``), then the first in source order.
+    The Toolbox's ``<Spec>.toolbox/<Model>/MC.tla`` wraps its spec even when the spec is
+    constant-level (declares no VARIABLE): the author module it imports (``<Spec>`` first).
     """
     if model_module.info.variables:
         return model_module
@@ -305,6 +410,13 @@ def system_module_of(model_module: CorpusModule, corpus: Corpus) -> CorpusModule
         am = corpus.resolve(imp, model_module)
         if am is not None and am is not model_module and _declares_variables(am, corpus):
             targets.append(am)
+    if not targets and _toolbox_model(model_module):
+        # a Toolbox model of a constant-level spec (no VARIABLE anywhere): the spec, not
+        # the generated MC, is the system module
+        spec = model_module.path.parent.parent.name.removesuffix(".toolbox")
+        targets = [am for am in (corpus.resolve(imp, model_module) for imp in model_module.info.imports)
+                   if am is not None and am is not model_module]
+        targets.sort(key=lambda t: t.name != spec)
     if not targets:
         return model_module
     named = [t for t in targets if t.name in model_module.name]
@@ -337,8 +449,16 @@ def _candidate_row(cm: Any, model: dict, corpus: "Corpus", max_expected_runtime_
     else:
         mods, lib, missing = corpus.closure(cm)
         row["_closure"] = (mods, lib)
+        unicode = [m.unicode_error for m in mods if m.unicode_error]
+        unicode += [e for e in (corpus.library_module(n).error for n in lib) if e]
+        converted = [f"{m.rel} ({m.ascii_symbols})" for m in mods if m.ascii_symbols]
+        converted += [f"{n}.tla ({corpus.library_module(n).symbols})" for n in lib if corpus.library_module(n).symbols]
         if missing:
             row.update(reason="missing_module", detail=",".join(missing))
+        elif unicode:
+            row.update(reason="unicode_symbols", detail="; ".join(unicode))
+        elif converted:
+            row["detail"] = "Unicode symbols converted to ASCII: " + ", ".join(converted)
     return row
 
 
@@ -382,14 +502,19 @@ def _task_rows(r: dict, corpus: "Corpus", desc: dict) -> tuple[dict, list[dict]]
              "pluscal": bool(sysm.info.has_pluscal or "pluscal" in getattr(sysm, "features", [])),
              "author_modules": [m.name for m in mods], "library_modules": list(lib), "description": text,
              "description_source": source, "description_fields": fields_json}
+    # ascii_symbols: Unicode symbols converted to ASCII in the text (not yet a column of
+    # the modules table; the task's candidates.detail names the converted modules)
     modules = [{"task_id": r["task_id"], "module": m.name, "path": m.rel, "text": m.text,
                 "role": "system" if m is sysm else ("wrapper" if m is model_mod else "utility"),
-                "sha256": hashlib.sha256(m.text.encode()).hexdigest()} for m in mods]
+                "sha256": hashlib.sha256(m.text.encode()).hexdigest(), "ascii_symbols": m.ascii_symbols}
+               for m in mods]
     for name in lib:
         p = corpus.library_path(name)
-        t = p.read_text(encoding="utf-8", errors="replace")
-        modules.append({"task_id": r["task_id"], "module": name, "role": "library", "path": str(p), "text": t,
-                        "sha256": hashlib.sha256(t.encode()).hexdigest()})
+        lm = corpus.library_module(name)
+        # the library folder's name and the file: the same in every checkout
+        modules.append({"task_id": r["task_id"], "module": name, "role": "library", "path": f"{p.parent.name}/{p.name}",
+                        "text": lm.text, "sha256": hashlib.sha256(lm.text.encode()).hexdigest(),
+                        "ascii_symbols": lm.symbols})
     return task, modules
 
 

@@ -9,18 +9,21 @@ and depth.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import gzip
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Callable
 
 import pandas as pd
 
 from alias.corpus.testset import TestSet
+from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.cfg import CfgError, for_jar, parse_cfg
+from alias.tla.tlc_output import stable_log
 from alias.tla.tools import ToolConfig, run_sany, run_tlc, supports_check_deadlock, tool_version
 
-__all__ = ["Copy", "verify_task", "verify_tasks", "manifest_note"]
+__all__ = ["Copy", "VerifyJob", "VerifyContext", "verify_job", "verify_task", "verify_tasks", "write_logs", "manifest_note"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,13 @@ class Copy:
     cfg_text: str
 
 
+def _float(v: Any) -> float:
+    try:
+        return 0.0 if v is None or pd.isna(v) else float(v)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _int(v: Any) -> int | None:
     try:
         return None if v is None or pd.isna(v) else int(v)
@@ -41,11 +51,13 @@ def _int(v: Any) -> int | None:
 
 
 def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, flags: tuple[str, ...] = ()) -> dict:
-    """The ``tlc_runs`` row of one SANY or TLC result; its log goes to ``logs/<run_key>.log``."""
-    logs.mkdir(parents=True, exist_ok=True)
-    log = logs / f"{res.run_key}.log"
-    log.write_text(res.output or "", encoding="utf-8")
+    """The ``tlc_runs`` row of one SANY or TLC result (with its ``wall_s``, which the stage
+    moves to its timings file, and, under ``_log``, the run's log, normalized
+    (:func:`stable_log`) and gzipped without a timestamp, for ``logs/<run_key>.log.gz``:
+    :func:`write_logs` writes it)."""
+    log = logs / f"{res.run_key}.log.gz"
     return {
+        "_log": gzip.compress(stable_log(res.output or "").encode("utf-8"), mtime=0),
         "tool": tool, "main_module": main, "run_key": res.run_key, "kind": res.kind,
         "exit_code": res.exit_code, "ok_exit": getattr(res, "ok_exit", None),
         "ok_strict": getattr(res, "ok_strict", None), "distinct_states": getattr(res, "distinct_states", None),
@@ -65,7 +77,7 @@ def check_copy(copy: Copy, config: ToolConfig, logs: Path) -> tuple[dict, dict]:
         return srow, {}
     try:
         modern = supports_check_deadlock(config)  # TLC >= 2.16 also knows ALIAS
-        cfg_out, flags = for_jar(parse_cfg(copy.cfg_text), modern, supports_alias=modern)
+        cfg_out, flags = for_jar(parse_cfg(copy.cfg_text), modern, supports_alias=modern, text=copy.cfg_text)
     except CfgError as e:
         return srow, {"tool": "tlc", "main_module": copy.main, "kind": "config_error", "run_key": "",
                       "error_message": str(e), "wall_s": 0.0, "tool_version": "", "flags": "", "log_path": ""}
@@ -147,32 +159,73 @@ def _copies(testset: TestSet, task: Any) -> tuple[Copy, Copy | None]:
     return original, Copy(files | lib, rt.loc[task.task_id, "model_module"], rt.loc[task.task_id, "cfg_text"])
 
 
-def verify_tasks(testset: TestSet, config: ToolConfig, logs: Path, parallel: int = 1,
+@dataclass(frozen=True)
+class VerifyJob:
+    """One task to verify, self-contained (its ``test_set`` seed fields and both copies with
+    every module text), so that any worker can run it."""
+
+    task_id: str
+    expected_distinct_states: Any
+    original: Copy
+    renamed: Copy | None
+
+
+@dataclass(frozen=True)
+class VerifyContext:
+    """What every verify job shares: the tool settings and the log folder's name."""
+
+    tools: ToolConfig
+    logs: Path
+
+
+def verify_job(ctx: VerifyContext, job: VerifyJob) -> tuple[list[dict], dict]:
+    """:func:`verify_task` in a worker; a check that raises excludes the task with reason
+    ``verify_error`` (and loses no other task's rows)."""
+    task = SimpleNamespace(task_id=job.task_id, expected_distinct_states=job.expected_distinct_states)
+    try:
+        return verify_task(task, job.original, job.renamed, ctx.tools, ctx.logs)
+    except Exception as e:
+        return [], {"task_id": job.task_id, "in_test_set": False, "reason": "verify_error",
+                    "detail": f"{type(e).__name__}: {e}"}
+
+
+def _jobs(testset: TestSet) -> list[VerifyJob]:
+    """The verify jobs of every ingested task, longest expected TLC run first."""
+    jobs = []
+    for task in testset.tasks.itertuples():
+        original, renamed = _copies(testset, task)
+        jobs.append(VerifyJob(task.task_id, _int(task.expected_distinct_states), original, renamed))
+    runtime = {t: _float(v) for t, v in zip(testset.tasks.task_id, testset.tasks.get("manifest_runtime_s", []))}
+    return sorted(jobs, key=lambda j: -runtime.get(j.task_id, 0.0))
+
+
+def write_logs(runs: list[dict]) -> None:
+    """Write (in the driver) each run's gzipped log (``_log``) to its ``log_path``."""
+    for r in runs:
+        data = r.pop("_log", None)
+        if data is not None and r.get("log_path"):
+            Path(r["log_path"]).parent.mkdir(parents=True, exist_ok=True)
+            Path(r["log_path"]).write_bytes(data)
+
+
+def verify_tasks(testset: TestSet, config: ToolConfig, logs: Path, executor: Executor | None = None,
                  progress: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
-    """:func:`verify_task` over every ingested task with ``parallel`` concurrent tool
-    processes; returns the ``tlc_runs`` and ``test_set`` rows. A task whose check raises is
-    excluded with reason ``verify_error``; no other row is lost."""
+    """:func:`verify_task` over every ingested task on ``executor`` (default: one local
+    thread), longest expected run first; writes the logs under ``logs`` and returns the
+    ``tlc_runs`` and ``test_set`` rows, sorted. A task whose check raises is excluded with
+    reason ``verify_error``; no other row is lost."""
     errors = testset.renamed_tasks.set_index("task_id")["error"].to_dict()
-
-    def job(task: Any) -> tuple[list[dict], dict]:
-        try:
-            original, renamed = _copies(testset, task)
-            return verify_task(task, original, renamed, config, logs)
-        except Exception as e:  # keep every other task's rows
-            return [], {"task_id": task.task_id, "in_test_set": False, "reason": "verify_error",
-                        "detail": f"{type(e).__name__}: {e}"}
-
+    jobs = _jobs(testset)
     runs: list[dict] = []
     rows: list[dict] = []
-    with ThreadPoolExecutor(max(1, parallel)) as pool:
-        for f in as_completed([pool.submit(job, t) for t in testset.tasks.itertuples()]):
-            r, ts = f.result()
-            runs += r
-            if ts.get("reason") == "rename_error":
-                ts["detail"] = errors.get(ts["task_id"])
-            rows.append(ts)
-            if progress is not None:
-                progress()
+    for _i, (r, ts) in (executor or LocalExecutor(1)).run(verify_job, VerifyContext(config, Path(logs)), jobs):
+        write_logs(r)
+        runs += r
+        if ts.get("reason") == "rename_error":
+            ts["detail"] = errors.get(ts["task_id"])
+        rows.append(ts)
+        if progress is not None:
+            progress()
     for row in rows:
         row["manifest_note"] = manifest_note(row)
     runs.sort(key=lambda r: (r["task_id"], r["condition"], r["tool"]))

@@ -151,7 +151,8 @@ def sample_adapters(base: Path, adapters: list[dict], items: list[dict], p: Expo
             continue
         mt = load_model(base, adapter_dir=a["path"], device=p.device or None)
         done = get_backend("local").complete(entry, reqs, Options(model_and_tokenizer=mt))
-        rows += completion_rows(done, "exposure", "local", "finetuned")[0]
+        rows += [r | {"source": f"fine-tuned local model ({Path(base).name} + LoRA adapter {a['adapter']})"}
+                 for r in completion_rows(done, "exposure", "local", "finetuned")[0]]
         del mt
     return rows
 

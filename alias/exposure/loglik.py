@@ -26,8 +26,9 @@ text keeps its text, so it is not counted). The stage uses it for both condition
 occurrence of the given names as a whole TLA+ word (not touching a letter, digit or ``_``,
 except that the subscript prefixes ``WF_``, ``SF_``, ``]_`` and ``>>_`` count as a boundary,
 so ``vars`` in ``WF_vars`` and ``[][Next]_vars`` is found), outside comments and strings
-(tree-sitter-tlaplus nodes ``comment``, ``block_comment``, ``string``: CIR leaves those
-unchanged); it also counts bound variables and record fields that share a renamed name.
+(:func:`alias.tla.lexer.comment_string_spans`, the package's tree-sitter lexer: CIR leaves
+those unchanged); it also counts bound variables and record fields that share a renamed
+name.
 
 :func:`token_mask` maps these character spans to tokens through the fast tokenizer's offset
 mapping: a token whose character range overlaps a span counts as an identifier token (so a
@@ -53,41 +54,14 @@ import pandas as pd
 
 from alias.exposure.trainsets import PROMPT_SEPARATOR
 from alias.generate.prompts import build_prompt
+from alias.tla.lexer import comment_string_spans
 
-__all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "comment_string_spans", "token_mask",
-           "score_reference", "reference_loglik"]
+__all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "token_mask", "score_reference",
+           "reference_loglik"]
 
 #: Columns of the ``loglik`` rows returned by :func:`reference_loglik`.
 LOGLIK_COLUMNS = ["task_id", "condition", "model", "n_tokens", "mean_loglik", "outside_loglik", "n_outside",
                   "identifier_loglik", "n_identifier", "n_reference_tokens", "truncated"]
-
-_SKIP_NODES = frozenset({"comment", "block_comment", "string"})
-
-
-def comment_string_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans ``[start, end)`` of the comments and strings of a TLA+ text, from
-    the tree-sitter-tlaplus tree (outermost nodes only), sorted."""
-    from alias.tla.syntax import parse
-
-    src = text.encode("utf-8")
-    # byte offset -> character offset (texts may hold non-ASCII characters in comments)
-    char_at = [0] * (len(src) + 1)
-    b = 0
-    for ci, ch in enumerate(text):
-        n = len(ch.encode("utf-8"))
-        for k in range(n):
-            char_at[b + k] = ci
-        b += n
-    char_at[len(src)] = len(text)
-    spans = []
-    stack = [parse(text).root_node]
-    while stack:
-        node = stack.pop()
-        if node.type in _SKIP_NODES:
-            spans.append((char_at[node.start_byte], char_at[node.end_byte]))
-            continue
-        stack.extend(node.children)
-    return sorted(spans)
 
 
 def identifier_spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:

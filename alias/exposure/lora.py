@@ -298,7 +298,6 @@ def train_lora(model_dir: str | Path, examples: Sequence[Mapping[str, Any]], out
     mdir = Path(model_dir).expanduser()
     if not mdir.is_dir():
         raise FileNotFoundError(f"model_dir {str(model_dir)!r} is not a local directory (no hub downloads here)")
-    mdir = mdir.resolve()
     out = Path(out_dir)
     name = name or out.name
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))

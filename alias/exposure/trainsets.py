@@ -39,7 +39,6 @@ corpora need no Parquet tables.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np

@@ -11,7 +11,6 @@ Public API::
     prefix_line_count(n_lines, *, fraction=0.4, min_lines=8, max_lines=60) -> int
     continuation_prompt(module_text, repo, path, *, fraction=0.4, min_lines=8, max_lines=60)
         -> (prompt, prefix, n_prefix_lines)
-    tla_tokens(text) -> list[str]
     longest_shared_token_run(a, b) -> int
     continuation_item(task_id, condition, module_text, repo, path, **rule) -> ContinuationItem
     continuation_requests(items, model, *, n_samples=1, max_tokens=4096, ...) -> list[SampleRequest]
@@ -32,15 +31,16 @@ Rules and the choices made where the appendix is not explicit:
   caller passes the same repository and, by default (:func:`renamed_path`), the original
   path with the file name of the renamed module: "the same test" on a file that exists
   only in this study.
-* **Tokens** (the unit of :func:`longest_shared_token_run`): TLA+ lexical tokens, not
-  model tokens: names (``[A-Za-z0-9_]+``, so ``WF_vars`` and ``1`` are one token each),
-  string literals (one token, quotes included), backslash operators (``\\in``, ``\\A``,
-  ``\\cup``, ``\\/``), multi-character symbols (``==``, ``/\\``, ``|->``, ``<<``, ``]_``,
-  ``[]``, ``~>``, ``..`` ...) and any other single character.  Whitespace and comments
-  (``\\*`` to the end of the line, nested ``(* ... *)``) are dropped, and so are
-  separator tokens, runs of four or more ``-`` or ``=`` (separator lines, the dashes of a
-  ``---- MODULE M ----`` header and the closing ``====`` line).  Fenced-code marker
-  lines (a line starting with three backticks) are dropped from a model's output.
+* **Tokens** (the unit of :func:`longest_shared_token_run`): TLA+ lexical tokens of
+  :func:`alias.tla.lexer.tokens`, not model tokens: names (``[A-Za-z0-9_]+``, so
+  ``WF_vars`` and ``1`` are one token each), string literals (one token, quotes
+  included), backslash operators (``\\in``, ``\\A``, ``\\cup``, ``\\/``), multi-character
+  symbols (``==``, ``/\\``, ``|->``, ``<<``, ``]_``, ``[]``, ``~>``, ``..`` ...) and any
+  other single character.  Whitespace and comments (``\\*`` to the end of the line,
+  nested ``(* ... *)``) are dropped, and so are separator tokens, runs of four or more
+  ``-`` or ``=`` (separator lines, the dashes of a ``---- MODULE M ----`` header and the
+  closing ``====`` line).  Fenced-code marker lines (a line starting with three
+  backticks) are dropped from a model's output.
 * **Run**: the length of the longest common contiguous token sequence of the two token
   lists, computed with a suffix automaton of the reference remainder in O(n + m).
 """
@@ -48,19 +48,19 @@ Rules and the choices made where the appendix is not explicit:
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
 from alias.corpus.testset import TestSet
+from alias.tla.lexer import tokens
 
 __all__ = [
     "CONTINUATION_PROMPT_VERSION", "CONTINUATION_COLUMNS", "LONG_RUN_TOKENS", "ContinuationItem",
-    "prefix_line_count", "continuation_prompt", "reference_remainder", "tla_tokens",
+    "prefix_line_count", "continuation_prompt", "reference_remainder",
     "longest_shared_token_run", "continuation_item", "continuation_requests", "continuation_rows",
-    "renamed_path", "strip_fences", "block_comment_end",
+    "renamed_path", "strip_fences",
 ]
 
 #: Names the exact prompt text below; store it with every sample.
@@ -122,76 +122,22 @@ def renamed_path(path: str, module_names: Mapping[str, str]) -> str:
 
 
 # --------------------------------------------------------------------------- tokens
-_SYMBOLS = sorted(
-    """
-    <=> => == /\\ \\/ |-> -> <- << >> <> [] ~> -+-> ... .. ::= := :: <= >= =< /= =|
-    |- |= -| @@ :> ]_ >>_ (+) (-) (.) (/) (\\X) ++ -- ** // ^^ %% ## $$ ?? !! && || ^+ ^* ^#
-    """.split(),
-    key=len, reverse=True,
-)
-_TOKEN = re.compile(
-    r"""(?P<ws>\s+)
-      | (?P<line_comment>\\\*[^\n]*)
-      | (?P<string>"(?:[^"\\\n]|\\.)*"?)
-      | (?P<sep>-{4,}|={4,})
-      | (?P<word>[A-Za-z0-9_]+)
-      | (?P<bsop>\\[A-Za-z]+)
-      | (?P<sym>""" + "|".join(re.escape(s) for s in _SYMBOLS) + r""")
-      | (?P<char>.)""",
-    re.X | re.S,
-)
-
-
-def block_comment_end(text: str, i: int) -> int:
-    """End offset of the nested TLA+ block comment ``(* ... *)`` starting at offset ``i``
-    (the end of ``text`` when it is never closed)."""
-    depth, j, n = 0, i, len(text)
-    while j < n:
-        if text.startswith("(*", j):
-            depth += 1
-            j += 2
-        elif text.startswith("*)", j):
-            depth -= 1
-            j += 2
-            if depth == 0:
-                return j
-        else:
-            j += 1
-    return n
-
-
-def tla_tokens(text: str) -> list[str]:
-    """TLA+ tokens of ``text`` without whitespace, comments and separators (see module
-    docstring).  Never raises; odd characters are one-character tokens."""
-    out: list[str] = []
-    i, n = 0, len(text or "")
-    while i < n:
-        if text.startswith("(*", i):
-            i = block_comment_end(text, i)
-            continue
-        m = _TOKEN.match(text, i)
-        kind = m.lastgroup
-        if kind not in ("ws", "line_comment", "sep"):
-            out.append(m.group(0))
-        i = m.end()
-    return out
-
-
 def strip_fences(text: str) -> str:
     """``text`` without markdown fence lines (lines starting with three backticks)."""
     return "".join(ln for ln in (text or "").splitlines(keepends=True) if not ln.lstrip().startswith("```"))
 
 
 def longest_shared_token_run(a: str | Sequence[str], b: str | Sequence[str]) -> int:
-    """Length, in TLA+ tokens (:func:`tla_tokens`), of the longest contiguous token
-    sequence that ``a`` (e.g. a model's continuation) and ``b`` (the real remainder) share.
+    """Length, in TLA+ tokens (:func:`alias.tla.lexer.tokens`), of the longest contiguous
+    token sequence that ``a`` (e.g. a model's continuation) and ``b`` (the real remainder)
+    share.
 
     Strings are tokenized; token lists are used as they are.  Symmetric; 0 when either
     side is empty.  A suffix automaton of ``b`` is built and ``a`` is run through it:
     O(len(a) + len(b)) time.
     """
-    ta = tla_tokens(a) if isinstance(a, str) else list(a)
-    tb = tla_tokens(b) if isinstance(b, str) else list(b)
+    ta = tokens(a) if isinstance(a, str) else list(a)
+    tb = tokens(b) if isinstance(b, str) else list(b)
     if not ta or not tb:
         return 0
     # suffix automaton of tb

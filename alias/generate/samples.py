@@ -24,13 +24,14 @@ from alias.corpus.testset import TestSet, has_description
 from alias.generate.prompts import PROMPT_VERSION, build_prompt
 from alias.generate.registry import PROMPT_KIND, Completion, Options, get_backend
 from alias.generate.replay import format_errors, replay
+from alias.generate.tlabench import external_verdict_rows, generation_records
 from alias.generate.types import SampleRequest
 from alias.store.db import read_parquet, table_frame, write_parquet
 from alias.store.models import Sample
 from alias.tla.extract import extract_module
 
 __all__ = ["TOKEN_LIMIT_REASONS", "SAMPLE_KEY", "build_requests", "describe_text", "samples_frame",
-           "completion_rows", "sample_completions", "replay_rows", "load_samples", "write_samples"]
+           "completion_rows", "sample_completions", "replay_rows", "tlabench_rows", "load_samples", "write_samples"]
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
 #: Stop reasons that mean "the output-token limit was reached": Anthropic ``max_tokens``,
@@ -39,6 +40,16 @@ TOKEN_LIMIT_REASONS = frozenset({"max_tokens", "length", "max_output_tokens", "m
 #: Fields of a released record (its ``extra``) that fill a samples column of the same name.
 _REPLAY_FIELDS = ("output_tokens", "input_tokens", "stop_reason", "hit_token_limit", "response_model",
                   "prompt_version", "settings", "batch_id")
+
+
+#: What a report says of a model's outputs when its entry gives no ``label``.
+_SOURCE = {"anthropic": "provider model (Anthropic batch API)", "openai": "provider model (OpenAI batch API)",
+           "local": "local model", "replay": "released outputs"}
+
+
+def source_label(entry: ModelEntry) -> str:
+    """Where a model entry's outputs come from, as the reports say it."""
+    return entry.label or _SOURCE.get(entry.backend, entry.backend)
 
 
 def build_requests(tasks: pd.DataFrame, conditions: Sequence[str], n_samples: int, model: str,
@@ -128,6 +139,8 @@ def sample_completions(testset: TestSet, entry: ModelEntry, key: str, conditions
     info = {"tasks": int(has.sum()), "no_description": sorted(table.loc[~has, "task_id"]), "requests": len(requests)}
     completions = get_backend(entry.backend).complete(entry, requests, Options(ledger=ledger))
     rows, failed = completion_rows(completions, key, entry.backend, kind, model=key)
+    for r in rows:
+        r["source"] = source_label(entry)
     return rows, info | {"failed": failed}
 
 
@@ -163,7 +176,7 @@ def replay_rows(key: str, entry: ModelEntry, task_ids: set[str], conditions: Seq
         extra = json.loads(r.extra)
         row = {"task_id": r.task_id, "condition": r.condition, "model": r.model, "sample_idx": int(r.sample_idx),
                "text": r.text, "model_key": key, "backend": "replay", "source_line": int(r.line),
-               "extra": r.extra, "settings": {"path": path.as_posix()}}
+               "extra": r.extra, "settings": {"path": path.as_posix()}, "source": source_label(entry)}
         row |= {f: v for f in _REPLAY_FIELDS if extra.get(f) is not None
                 and (v := _replay_value(f, extra[f])) is not None}
         rows.append(row)
@@ -172,6 +185,27 @@ def replay_rows(key: str, entry: ModelEntry, task_ids: set[str], conditions: Seq
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
     return rows, {"replay_errors": len(errors), "replay_error_kinds": dict(sorted(kinds.items())),
                   "errors_file": errors_file.as_posix()}
+
+
+def tlabench_rows(key: str, entry: ModelEntry, test_ids: set[str]) -> tuple[list[dict], dict[str, Any], list[dict]]:
+    """``samples`` rows of a TLA+-Bench generations folder (``entry.path``: the release's
+    ``outputs/``; ``regime``; ``models``, all when absent), the status fields and the
+    benchmark's own verdicts (``external_verdicts`` rows). Every file becomes a sample, an
+    empty or truncated one too, and so does a task outside the test set (graded without a
+    reference: it fails, and is counted apart); a task the verdicts list but the release
+    has no file for is counted under ``lacking``."""
+    records, lacking = generation_records(entry.path, entry.regime, entry.models or ())
+    rows = [{k: r[k] for k in ("task_id", "condition", "model", "sample_idx", "text", "extra")}
+            | {"model_key": key, "backend": "replay", "source": source_label(entry),
+               "settings": {"path": Path(entry.path).as_posix(), "regime": entry.regime, "layout": "tlabench"}}
+            for r in records]
+    outside = sorted({r["task_id"] for r in records} - test_ids, key=lambda s: (len(s), s))
+    verdicts = external_verdict_rows(entry.path, entry.regime, sorted({r["model"] for r in records}) or
+                                     list(entry.models or ()))
+    info = {"layout": "tlabench", "regime": entry.regime, "files": len(records),
+            "empty_files": sum(1 for r in records if not r["text"].strip()),
+            "outside_test_set": outside, "lacking": lacking, "external_verdicts": len(verdicts)}
+    return rows, info, verdicts
 
 
 def load_samples(samples_dir: Path, keys: Iterable[str], extra: Sequence[Path] = ()) -> pd.DataFrame:

@@ -30,7 +30,6 @@ import dataclasses
 import json
 import random
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +43,8 @@ from alias.grade.run import grade_samples
 from alias.rename.cir import rename_names, rename_task
 from alias.store.db import write_table
 from alias.store.models import ControlEligibility, ControlSample, Sample
+from alias.tla.executor import Executor, LocalExecutor
+from alias.tla.tools import ToolConfig
 from alias.tla.cfg import CfgError, for_jar, parse_cfg, rename_cfg
 from alias.tla.syntax import module_info
 from alias.tla.tools import supports_check_deadlock
@@ -242,15 +243,49 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
                                   max_mutants_kept=max_mutants_kept, mutant_timeout_s=mutant_timeout_s)
 
 
+@dataclass(frozen=True)
+class BuildContext:
+    """What every control-building job shares: the tool settings, the tool-run cache
+    folder (``None`` where workers share no file system) and the mutant settings."""
+
+    tools: ToolConfig
+    cache_dir: Path | None
+    seed: int
+    max_mutants_tried: int
+    max_mutants_kept: int
+    mutant_timeout_s: float
+
+
+@dataclass(frozen=True)
+class BuildJob:
+    """One eligible task: its original reference and its renamed one (``None`` if none)."""
+
+    ref: Reference
+    renamed: Reference | None
+
+
+def build_job(ctx: BuildContext, job: BuildJob) -> list[Control]:
+    """:func:`build_controls` in a worker; a build that raises gives the task's self control
+    and a ``build_error`` row."""
+    try:
+        return build_controls(job.ref, job.renamed, ToolRunner(ctx.tools, ctx.cache_dir), seed=ctx.seed,
+                              max_mutants_tried=ctx.max_mutants_tried, max_mutants_kept=ctx.max_mutants_kept,
+                              mutant_timeout_s=ctx.mutant_timeout_s)
+    except Exception as e:
+        return [Control(job.ref.task_id, "self", 0, job.ref.system_text),
+                Control(job.ref.task_id, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
+
+
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
-                 seed: int, max_mutants_tried: int = 8, max_mutants_kept: int = 2, parallel: int = 1,
-                 max_maps: int = 60, tasks: list[str] | None = None, progress=None,
-                 mutant_timeout_s: float = 60, retry_timeouts: bool = False) -> dict:
+                 journal: Path | None = None, seed: int, max_mutants_tried: int, max_mutants_kept: int,
+                 mutant_timeout_s: float, parallel: int = 1, max_maps: int = 60, tasks: list[str] | None = None,
+                 progress=None, retry_timeouts: bool = False, executor: Executor | None = None) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
     (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
 
-    Tasks are processed in chunks of ``2 * parallel`` (cheapest first, by the manifest
+    Building and grading run on ``executor`` (default: a local pool of ``parallel``
+    processes). Tasks are processed in chunks of ``2 * parallel`` (cheapest first, by the manifest
     runtime order of ``tasks``); the Parquet files are rewritten after every chunk, so a
     long run can be read while it goes and a killed one resumes from its journal and
     tool cache.  Only ``control:self`` gets the parse and name grades (the name grade
@@ -266,27 +301,25 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
         if ok:
             eligible.append(t)
 
-    def build(t: str) -> list[Control]:
-        try:
-            return build_controls(refs[(t, "original")], refs.get((t, "random")), runner.child(), seed=seed,
-                                  max_mutants_tried=max_mutants_tried, max_mutants_kept=max_mutants_kept,
-                                  mutant_timeout_s=mutant_timeout_s)
-        except Exception as e:
-            return [Control(t, "self", 0, refs[(t, "original")].system_text),
-                    Control(t, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
-
+    ctx = BuildContext(runner.config, runner.cache_dir if executor is None or executor.shares_files else None,
+                       seed, max_mutants_tried, max_mutants_kept, mutant_timeout_s)
+    pool = executor or LocalExecutor(max(1, parallel))
     controls: list[Control] = []
     verdicts = pd.DataFrame()
     step = max(1, 2 * parallel)
-    for i in range(0, max(len(eligible), 1), step):
-        chunk = eligible[i:i + step]
-        with ThreadPoolExecutor(max(1, parallel)) as pool:
-            for cs in pool.map(build, chunk):
-                controls += cs
+    try:
+        for i in range(0, max(len(eligible), 1), step):
+            jobs = [BuildJob(refs[(t, "original")], refs.get((t, "random"))) for t in eligible[i:i + step]]
+            built = dict(pool.run(build_job, ctx, jobs))
+            for j in range(len(jobs)):  # in task order, whatever order the workers finished in
+                controls += built[j]
                 if progress is not None:
                     progress("build")
-        verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, parallel, max_maps, progress,
-                                    retry_timeouts)
+            verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, journal, parallel, max_maps,
+                                        progress, retry_timeouts, pool)
+    finally:
+        if executor is None:
+            pool.close()
     return summarize(elig_rows, pd.DataFrame(_control_rows(controls), columns=["task_id", "kind", "valid", "detail"]),
                      verdicts)
 
@@ -299,8 +332,9 @@ def _control_rows(controls: list[Control]) -> list[dict]:
     return sorted(rows, key=lambda r: (r["task_id"], r["kind"], r["sample_idx"]))
 
 
-def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel: int, max_maps: int,
-                     progress, retry_timeouts: bool = False) -> pd.DataFrame:
+def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, journal: Path | None, parallel: int,
+                     max_maps: int, progress, retry_timeouts: bool = False,
+                     executor: Executor | None = None) -> pd.DataFrame:
     samples, sides = [], {}
     for c in controls:
         if not c.valid or c.kind == "build_error":
@@ -314,11 +348,11 @@ def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, parallel:
     write_table(_control_rows(controls), ControlSample, out_dir / "control_samples.parquet")
     write_table(sorted(samples, key=lambda r: (r["task_id"], r["model"], r["sample_idx"])), Sample,
                 out_dir / "samples.parquet")
-    return grade_samples(samples, refs, runner, out_dir, parallel=parallel, max_maps=max_maps,
+    return grade_samples(samples, refs, runner, out_dir, journal=journal, parallel=parallel, max_maps=max_maps,
                          outputs=sides, reference_for=lambda s: refs.get((s["task_id"], "original")),
                          grades_for=lambda s: GRADES_FOR.get(s["model"], ("behavior",)),
                          progress=(lambda: progress("grade")) if progress else None,
-                         retry_timeouts=retry_timeouts)
+                         retry_timeouts=retry_timeouts, executor=executor)
 
 
 #: Grades per control kind: the name grade only matters for the reference itself.

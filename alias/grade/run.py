@@ -24,7 +24,9 @@ import os
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -34,19 +36,27 @@ from alias.corpus.testset import Reference
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.name import grade_name, set_module_name
+from alias.grade.tlabench import CompatGrader
 from alias.store.db import columns, write_table
 from alias.store.models import Verdict
+from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.extract import extract_module
+from alias.tla.tools import ToolConfig
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
 GRADES = ("parse", "name", "behavior")
-#: Columns of a verdict row: the store's ``verdicts`` table.
-VERDICT_COLUMNS = columns(Verdict)
+#: Every grade a sample can get: the paper's three and ``tlabench`` (TLA+-Bench's own
+#: procedure, :mod:`alias.grade.tlabench`, for samples of a TLA+-Bench corpus).
+ALL_GRADES = GRADES + ("tlabench",)
+#: Columns of a verdict row: the store's ``verdicts`` table, plus the run diagnostics that
+#: only the journal keeps (they differ between machines and runs).
+DIAGNOSTICS = ("tool_runs", "cached_runs", "wall_s")
+VERDICT_COLUMNS = columns(Verdict) + list(DIAGNOSTICS)
 #: The grader's source (relative to the package): files and folders whose code decides a
 #: verdict. :func:`grader_code_version` hashes them; ``tests/test_architecture.py`` checks
 #: that they cover the import closure of this module.
 GRADER_SOURCES = ("__init__.py", "errors.py", "grade", "tla", "store", "corpus/__init__.py", "corpus/testset.py",
-                  "rename/__init__.py", "rename/cir.py", "rename/names.py")
+                  "corpus/tlabench.py", "corpus/ingest.py", "rename/__init__.py", "rename/cir.py", "rename/names.py")
 
 
 def _key(row: dict) -> tuple:
@@ -54,7 +64,7 @@ def _key(row: dict) -> tuple:
 
 
 def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSide | None,
-              grades: tuple[str, ...] = GRADES) -> str:
+              grades: tuple[str, ...] = GRADES, compat: CompatGrader | None = None) -> str:
     """sha256 of everything a sample's verdicts depend on (its text, the reference's
     files and cfg, the output side, ``max_maps``): a journal entry is reused only when
     its signature matches, so a changed sample or reference is graded again."""
@@ -63,7 +73,8 @@ def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSi
                "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
                                                  sorted((k, hashlib.sha256(v.encode()).hexdigest())
                                                         for k, v in ref.files.items())],
-               "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())]}
+               "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())],
+               "compat": compat.pool_key if compat is not None and "tlabench" in grades else None}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -196,9 +207,11 @@ def _behavior_row(ref: Reference, side: OutputSide, runner: ToolRunner, max_maps
 
 def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
                  max_maps: int = 60, output: OutputSide | None = None,
-                 graders: dict | None = None, grades: tuple[str, ...] = GRADES) -> list[dict]:
+                 graders: dict | None = None, grades: tuple[str, ...] = GRADES,
+                 compat: CompatGrader | None = None) -> list[dict]:
     """The verdict rows of one sample, one per grade in ``grades`` (see the module
-    docstring; ``parse`` and ``name`` come from the same SANY/TLC runs).
+    docstring; ``parse`` and ``name`` come from the same SANY/TLC runs; ``tlabench`` is
+    TLA+-Bench's procedure on the raw text, by ``compat``).
 
     ``output``: grade this output side by behavior instead of the module extracted from
     ``sample['text']`` (the grader controls pass renamed copies with their modules).
@@ -207,24 +220,39 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
     t0 = time.monotonic()
     base = {k: sample[k] for k in SAMPLE_KEY}
     base["sample_idx"] = int(base["sample_idx"])
+    fields: dict[str, dict] = {}
+    if "tlabench" in grades:
+        fields["tlabench"] = _compat_row(sample, compat, runner)
+    fields |= _paper_rows(sample, ref, runner, max_maps, output, graders, grades)
+    return [{c: None for c in VERDICT_COLUMNS} | base | {"grade": g} | fields[g]
+            | {"wall_s": round(time.monotonic() - t0, 3)} for g in ALL_GRADES if g in grades]
 
-    def rows(parse: dict, name: dict, behavior: dict) -> list[dict]:
-        out = []
-        for grade, r in (("parse", parse), ("name", name), ("behavior", behavior)):
-            if grade in grades:
-                out.append({c: None for c in VERDICT_COLUMNS} | base | {"grade": grade} | r
-                           | {"wall_s": round(time.monotonic() - t0, 3)})
-        return out
 
+def _compat_row(sample: dict, compat: CompatGrader | None, runner: ToolRunner) -> dict:
+    if compat is None:
+        return {"passed": False, "reason": "no_compat_grader: the tlabench grade needs a tlabench corpus"}
+    try:
+        child = runner.child()
+        row = compat.grade(str(sample["task_id"]), sample.get("text") or "", child)
+        return row | {"tool_runs": sum(not c.cached for c in child.calls),
+                      "cached_runs": sum(c.cached for c in child.calls),
+                      "run_keys": json.dumps([c.run_key for c in child.calls])}
+    except Exception as e:  # one bad sample never stops the run
+        return {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
+
+
+def _paper_rows(sample: dict, ref: Reference | None, runner: ToolRunner, max_maps: int,
+                output: OutputSide | None, graders: dict | None, grades: tuple[str, ...]) -> dict[str, dict]:
+    """The ``parse``, ``name`` and ``behavior`` verdict fields (Methods)."""
     if ref is None:
         fail = {"passed": False, "reason": "no_reference"}
-        return rows(fail, fail, fail)
+        return {"parse": fail, "name": fail, "behavior": fail}
     ext = extract_module(sample.get("text") or "", ref.system_module)
     common = {"extraction": json.dumps({"ok": ext.ok, "actions": ext.actions, "error": ext.error}),
               "truncated": bool(ext.truncated)}
     if not ext.ok:
         fail = common | {"passed": False, "reason": f"extraction_failed: {ext.error}"}
-        return rows(fail, fail, fail)
+        return {"parse": fail, "name": fail, "behavior": fail}
     module_text = set_module_name(ext.module_text, ref.system_module)
     parse = name = common | {"passed": False, "reason": "not graded"}
     if {"parse", "name"} & set(grades):
@@ -232,62 +260,121 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
             parse, name = _name_rows(grade_name(ref, module_text, runner), common)
         except Exception as e:  # keep going: one bad sample never stops the run
             parse = name = common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
-    if "behavior" not in grades:
-        return rows(parse, name, {})
-    side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
-    return rows(parse, name, _behavior_row(ref, side, runner, max_maps, graders, common))
+    behavior: dict = {}
+    if "behavior" in grades:
+        side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
+        behavior = _behavior_row(ref, side, runner, max_maps, graders, common)
+    return {"parse": parse, "name": name, "behavior": behavior}
+
+
+@dataclass(frozen=True)
+class GradeContext:
+    """What every grading job shares: the tool settings, the tool-run cache folder (``None``
+    where the worker has no shared one), ``max_maps``, the compatibility grader and the
+    grading run's ``run_id`` (a worker shares behavior graders within one run only)."""
+
+    tools: ToolConfig
+    cache_dir: Path | None
+    max_maps: int
+    compat: CompatGrader | None = None
+    run_id: str = ""
+
+
+@dataclass(frozen=True)
+class GradeJob:
+    """One sample to grade: the sample, its reference, its output side (controls) and grades."""
+
+    sample: dict
+    ref: Reference | None
+    side: OutputSide | None
+    grades: tuple[str, ...]
+
+
+#: Behavior graders of this worker process, by reference content (a grader holds the
+#: reference's TLC results: its initial values, its state graph); the most recent
+#: :data:`_GRADERS_KEPT` references are kept.
+_GRADERS: OrderedDict[str, dict] = OrderedDict()
+_GRADERS_KEPT = 64
+_GRADERS_LOCK = threading.Lock()
+
+
+def _graders_for(run_id: str, ref: Reference | None) -> dict:
+    key = run_id + ":" + ("" if ref is None else hashlib.sha256(json.dumps(
+        [ref.task_id, ref.condition, ref.cfg_text, sorted(ref.files.items())]).encode()).hexdigest())
+    with _GRADERS_LOCK:
+        graders = _GRADERS.setdefault(key, {})
+        _GRADERS.move_to_end(key)
+        while len(_GRADERS) > _GRADERS_KEPT:
+            _GRADERS.popitem(last=False)
+    return graders
+
+
+def grade_job(ctx: GradeContext, job: GradeJob) -> list[dict]:
+    """Grade one job in a worker (a thread or process of the local pool, or a Dask worker):
+    the verdict rows of :func:`grade_sample`."""
+    return grade_sample(job.sample, job.ref, ToolRunner(ctx.tools, ctx.cache_dir), max_maps=ctx.max_maps,
+                        output=job.side, graders=_graders_for(ctx.run_id, job.ref), grades=job.grades,
+                        compat=ctx.compat)
 
 
 def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference], runner: ToolRunner,
-                  out_dir: Path, *, parallel: int = 1, max_maps: int = 60,
+                  out_dir: Path, *, journal: Path | None = None, parallel: int = 1, max_maps: int = 60,
                   outputs: dict[tuple, OutputSide] | None = None,
                   reference_for: Callable[[dict], Reference | None] | None = None,
                   grades_for: Callable[[dict], tuple[str, ...]] | None = None,
-                  progress=None, retry_timeouts: bool = False) -> pd.DataFrame:
-    """Grade every sample not yet in ``out_dir/journal.jsonl``; write and return
-    ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key).
+                  progress=None, retry_timeouts: bool = False, grades: tuple[str, ...] = GRADES,
+                  compat: CompatGrader | None = None, executor: Executor | None = None) -> pd.DataFrame:
+    """Grade every sample not yet in the ``journal`` (default ``out_dir/journal.jsonl``);
+    write ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key, the
+    columns of :class:`~alias.store.models.Verdict`) and return it with the run's
+    diagnostics per row (``tool_runs`` new, ``cached_runs`` from the cache, ``wall_s``
+    seconds), which stay in the journal only: they differ between machines and runs.
 
     ``refs``: ``(task_id, condition) -> Reference``; ``reference_for(sample)`` overrides
     the lookup (the controls grade renamed copies against the original reference).
     ``outputs``: sample key -> :class:`OutputSide` for samples graded as whole module sets.
-    ``grades_for(sample)``: the grades to give a sample (default all three).
-    ``parallel``: samples graded at once (each runs one tool process at a time).
+    ``grades_for(sample)``: the grades to give a sample (default ``grades``, the paper's
+    three; add ``tlabench`` with ``compat``, :class:`~alias.grade.tlabench.CompatGrader`).
+    ``executor``: where the samples are graded (default: a local pool of ``parallel``
+    processes; :func:`alias.tla.executor.make_executor` for a Dask cluster); ``runner``
+    gives the tool settings and the cache folder. Only this process writes the journal.
     ``retry_timeouts``: grade again a journaled sample one of whose verdicts hit a time
     limit (reason containing ``timeout``; timeouts are never cached) -- for measurement
     runs on a machine that was busy; off by default, since an output with an infinite state
     space would then cost the full limit on every rerun.
     """
-
     out_dir = Path(out_dir)
-    journal = Journal(out_dir / "journal.jsonl")
+    journal = Journal(Path(journal) if journal is not None else out_dir / "journal.jsonl")
     done = read_journal(journal.path)
     samples = [dict(s) for s in samples]
-    graders: dict = {}
 
     def ref_of(s: dict) -> Reference | None:
         return reference_for(s) if reference_for else refs.get((s["task_id"], s["condition"]))
 
-    sigs = {_key(s): signature(s, ref_of(s), max_maps, (outputs or {}).get(_key(s)),
-                               grades_for(s) if grades_for else GRADES) for s in samples}
-    todo = [s for s in samples if needs_grading(done.get(_key(s)), sigs[_key(s)], retry_timeouts)]
-
-    def job(s: dict) -> tuple[tuple, list[dict]]:
-        side = (outputs or {}).get(_key(s))
-        return _key(s), grade_sample(s, ref_of(s), runner, max_maps=max_maps, output=side, graders=graders,
-                                     grades=grades_for(s) if grades_for else GRADES)
-
-    with ThreadPoolExecutor(max(1, parallel)) as pool:
-        futs = [pool.submit(job, s) for s in todo]
-        for f in as_completed(futs):
-            key, rows = f.result()
+    jobs = {_key(s): GradeJob(s, ref_of(s), (outputs or {}).get(_key(s)), grades_for(s) if grades_for else grades)
+            for s in samples}
+    sigs = {k: signature(j.sample, j.ref, max_maps, j.side, j.grades, compat) for k, j in jobs.items()}
+    todo = [k for k in jobs if needs_grading(done.get(k), sigs[k], retry_timeouts)]
+    cache = runner.cache_dir if executor is None or executor.shares_files else None
+    ctx = GradeContext(runner.config, cache, max_maps, compat, run_id=uuid.uuid4().hex)
+    pool = executor or LocalExecutor(max(1, parallel))
+    try:
+        for i, rows in pool.run(grade_job, ctx, [jobs[k] for k in todo], keys=[sigs[k] for k in todo]):
+            key = todo[i]
             journal.append(key, sigs[key], rows)
             done[key] = (sigs[key], rows)
             if progress is not None:
                 progress()
+    finally:
+        if executor is None:
+            pool.close()
     wanted = {_key(s) for s in samples}
     rows = {(k, r["grade"]): r for k, (_sig, rs) in done.items() if k in wanted for r in rs}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], k[1]))]
-    return write_table(ordered, Verdict, out_dir / "verdicts.parquet")
+    df = write_table(ordered, Verdict, out_dir / "verdicts.parquet")
+    for c in DIAGNOSTICS:
+        df[c] = pd.array([r.get(c) for r in ordered], dtype="Float64" if c == "wall_s" else "Int64")
+    return df
 
 
 def samples_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -16,7 +16,8 @@ Public API
 :func:`project` ``(graph, variables, rename=None) -> StateGraph``.
 :func:`equivalent_observable` ``(g1, g2) -> (bool, Witness | None)``.
 :func:`control_label_values` ``(text, var="pc") -> list[str]`` and
-:func:`control_variables` ``(text) -> list[str]`` -- read a module's text.
+:func:`control_variables` ``(text) -> list[str]`` -- read a module's text (its TLA+
+tokens from :func:`alias.tla.lexer.tokens`, up to the first ``====``).
 
 What TLC 2.15 writes with ``-dump dot FILE``
 -------------------------------------------
@@ -63,15 +64,12 @@ subsets (language equivalence of NFAs is PSPACE-complete).
 from __future__ import annotations
 
 import re
-import shutil
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
-from alias.tla.tlc_output import parse_tlc_output
-from alias.tla.tools import (_CFG_NAME, _TLC_FLAGS, ToolConfig, ToolError, TlcResult,
-                             _check_classpath, _check_files, _execute, _jvm_args,
-                             _run_key, _with_tmp, tool_version)
+from alias.tla.lexer import tokens
+from alias.tla.tools import DOT_CAP, ToolConfig, TlcResult, run_tlc_dump_dot
 
 __all__ = [
     "StateGraph", "DumpFailure", "Witness", "dump_state_graph", "parse_dot",
@@ -79,11 +77,8 @@ __all__ = [
     "control_label_values", "control_variables", "DOT_CAP",
 ]
 
-#: Largest DOT file :func:`dump_state_graph` reads (bytes); a larger one is a failure.
-DOT_CAP = 512 * 1024 * 1024
-_DOT_NAME = "alias-graph.dot"  # a hyphen: never collides with a validated file name
-#: Allowed TLC flags that do not give the full reachable state graph.
-_NO_GRAPH_FLAGS = {"-simulate", "-dfid"}
+# DOT_CAP (from alias.tla.tools, exported here too): the largest DOT file
+# :func:`dump_state_graph` reads by default (bytes); a larger one is a failure.
 
 
 # --------------------------------------------------------------------------- types
@@ -165,10 +160,11 @@ def dump_state_graph(files: dict[str, str], main: str, cfg_text: str, config: To
                      max_dot_bytes: int = DOT_CAP) -> StateGraph | DumpFailure:
     """Run TLC on module ``main`` with ``-dump dot FILE`` and parse the state graph.
 
-    Same sandbox as :func:`alias.tla.tools.run_tlc` (fresh temp dir removed afterwards,
-    wall-clock and JVM memory limits, validated names, the same allow-list for
-    ``extra_flags``); the command adds ``-dump dot TMP/alias-graph.dot``.  ``-simulate``
-    and ``-dfid`` are refused (no full state graph).
+    The run is :func:`alias.tla.tools.run_tlc_dump_dot`: the sandbox of
+    :func:`~alias.tla.tools.run_tlc` (fresh temp dir removed afterwards, wall-clock and
+    JVM memory limits, validated names, the same allow-list for ``extra_flags``) with
+    ``-dump dot TMP/alias-graph.dot`` added.  ``-simulate`` and ``-dfid`` are refused (no
+    full state graph).
 
     Only a run that TLC reports as ``'success'`` gives a graph: pass a cfg without
     invariants or properties you do not want checked, and ``('-deadlock',)`` (TLC 2.15)
@@ -180,53 +176,13 @@ def dump_state_graph(files: dict[str, str], main: str, cfg_text: str, config: To
     Raises :class:`~alias.tla.tools.ToolError` for unsafe names or flags (like
     ``run_tlc``); every tool failure is a :class:`DumpFailure`.
     """
-    _check_files(files, main)
-    _check_classpath(config.jar)
-    flags = tuple(extra_flags)
-    for f in flags:
-        if f not in _TLC_FLAGS and not re.fullmatch(r"\d+", f):
-            raise ToolError(f"TLC flag {f!r} not allowed")
-        if f in _NO_GRAPH_FLAGS:
-            raise ToolError(f"TLC flag {f!r} does not give a full state graph")
-    try:
-        version = tool_version(config)
-    except Exception as e:
-        version = f"unknown ({e})"
-    key = _run_key("tlc-dump-dot", files, main, cfg_text, version, flags,
-                   tuple(config.library))
-    tmp = _with_tmp(files)
-    dot_text: str | None = None
-    dot_problem = ""
-    try:
-        (tmp / _CFG_NAME).write_text(cfg_text, encoding="utf-8")
-        dot_path = tmp / _DOT_NAME
-        argv = _jvm_args(config, tmp) + [
-            "tlc2.TLC", "-workers", str(int(config.workers)), "-cleanup", "-nowarning",
-            "-metadir", str(tmp / "states"), "-config", _CFG_NAME,
-            "-dump", "dot", str(dot_path), *flags, main]
-        r = _execute(argv, tmp, config.timeout_s)
-        if dot_path.is_file():
-            size = dot_path.stat().st_size
-            if size > max_dot_bytes:
-                dot_problem = f"DOT file has {size} bytes, more than {max_dot_bytes}"
-            else:
-                dot_text = dot_path.read_text(encoding="utf-8", errors="replace")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    if r.start_error:
-        kind, dist, gen, depth, msg = "crash", None, None, None, r.output
-    else:
-        o = parse_tlc_output(r.output, r.exit_code, r.timed_out)
-        kind, dist, gen, depth, msg = (o.kind, o.distinct_states, o.states_generated,
-                                       o.depth, o.error_message)
-    res = TlcResult(kind=kind, exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
-                    run_key=key, distinct_states=dist, states_generated=gen, depth=depth,
-                    error_message=msg, timed_out=r.timed_out, tool_version=version,
-                    flags=flags)
-    if kind != "success":
-        return DumpFailure(kind, msg or f"TLC result {kind}", res)
-    if dot_problem:
-        return DumpFailure("too_large", dot_problem, res)
+    run = run_tlc_dump_dot(files, main, cfg_text, config, extra_flags, max_dot_bytes=max_dot_bytes)
+    res, dot_text = run.tlc, run.dot
+    if res.kind != "success":
+        return DumpFailure(res.kind, res.error_message or f"TLC result {res.kind}", res)
+    if run.dot_bytes is not None and dot_text is None:
+        return DumpFailure("too_large", f"DOT file has {run.dot_bytes} bytes, more than {max_dot_bytes}",
+                           res)
     if dot_text is None:
         return DumpFailure("no_dump", "TLC wrote no DOT file (does this TLC know "
                            "'-dump dot'?)", res)
@@ -234,9 +190,9 @@ def dump_state_graph(files: dict[str, str], main: str, cfg_text: str, config: To
         graph = parse_dot(dot_text)
     except ValueError as e:
         return DumpFailure("bad_dump", f"cannot parse the DOT file: {e}", res)
-    if dist is not None and len(graph.nodes) != dist:
+    if res.distinct_states is not None and len(graph.nodes) != res.distinct_states:
         return DumpFailure("bad_dump", f"DOT file has {len(graph.nodes)} states, TLC "
-                           f"reported {dist} distinct states", res)
+                           f"reported {res.distinct_states} distinct states", res)
     graph.tlc = res
     return graph
 
@@ -708,59 +664,29 @@ def equivalent_observable(g1: StateGraph, g2: StateGraph) -> tuple[bool, Witness
 
 # --------------------------------------------------------------------------- module text
 
-_TLA_TOKEN = re.compile(r"""
-    (?P<skip>\s+)
-  | (?P<str>"(?:[^"\\\n]|\\.)*")
-  | (?P<id>[A-Za-z0-9_]+)
-  | (?P<op>\|->|->|<-|==|=<|=>|/=|<=>|<=|>=|\\/|/\\|<<|>>|:>|@@|::|\\[A-Za-z]+|\S)
-""", re.X)
-_TLA_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"?')
 _CMP = {"=", "#", "/="}
-
-
-def _strip_comments(text: str) -> str:
-    """Module text with comments blanked (``\\*`` to end of line, nested ``(* *)``)
-    and everything from the first ``====`` line on dropped."""
-    end = re.search(r"^\s*={4,}\s*$", text, re.M)
-    if end:
-        text = text[:end.start()]
-    out: list[str] = []
-    i, n, depth = 0, len(text), 0
-    while i < n:
-        c = text[i]
-        two = text[i:i + 2]
-        if depth:
-            if two == "(*":
-                depth += 1
-                i += 2
-            elif two == "*)":
-                depth -= 1
-                i += 2
-                out.append(" ")
-            else:
-                if c == "\n":
-                    out.append("\n")
-                i += 1
-            continue
-        if two == "(*":
-            depth = 1
-            i += 2
-        elif two == "\\*":
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c == '"':
-            m = _TLA_STRING.match(text, i)
-            out.append(m.group())  # type: ignore[union-attr]
-            i = m.end()  # type: ignore[union-attr]
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+_TLA_OPEN = frozenset({"(", "[", "{", "<<"})
+_TLA_CLOSE = frozenset({")", "]", "}", ">>", "]_", ">>_"})
+#: Tokens after which a name is a record field, an instance's operator or an action's
+#: subscript (``r.pc``, ``I!pc``, ``[Next]_pc``), not a use of the variable.
+_QUALIFIERS = frozenset({".", "..", "...", "!", "!!", "]_", ">>_"})
 
 
 def _tokens(text: str) -> list[str]:
-    return [m.group() for m in _TLA_TOKEN.finditer(_strip_comments(text))
-            if m.lastgroup != "skip"]
+    """TLA+ tokens (:func:`alias.tla.lexer.tokens`) of ``text`` up to the first ``====``
+    (the end of the first module), without separators."""
+    out = []
+    for t in tokens(text, separators=True):
+        if t.startswith("===="):
+            break
+        if not t.startswith("----"):
+            out.append(t)
+    return out
+
+
+def _is_string(tok: str) -> bool:
+    """Whether a token is a closed string literal (not one cut off at a line end)."""
+    return len(tok) >= 2 and tok[0] == tok[-1] == '"'
 
 
 def _match(toks: list[str], i: int) -> int:
@@ -768,9 +694,9 @@ def _match(toks: list[str], i: int) -> int:
     depth = 0
     for j in range(i, len(toks)):
         t = toks[j]
-        if t in ("(", "[", "{", "<<"):
+        if t in _TLA_OPEN:
             depth += 1
-        elif t in (")", "]", "}", ">>"):
+        elif t in _TLA_CLOSE:
             depth -= 1
             if depth == 0:
                 return j + 1
@@ -783,9 +709,9 @@ def _find_at_depth0(toks: list[str], i: int, end: int, targets: set[str]) -> int
         t = toks[j]
         if depth == 0 and t in targets:
             return j
-        if t in ("(", "[", "{", "<<"):
+        if t in _TLA_OPEN:
             depth += 1
-        elif t in (")", "]", "}", ">>"):
+        elif t in _TLA_CLOSE:
             depth -= 1
             if depth < 0:
                 return -1
@@ -798,7 +724,7 @@ def _value(toks: list[str], i: int, end: int) -> tuple[list[str], bool, int]:
     if i >= end:
         return [], False, i
     t = toks[i]
-    if t.startswith('"'):
+    if _is_string(t):
         return [t[1:-1]], True, i + 1
     if t == "(":
         close = _match(toks, i)
@@ -823,8 +749,8 @@ def _value(toks: list[str], i: int, end: int) -> tuple[list[str], bool, int]:
             s, ok1, j = _value(toks, arrow + 1, end)
             strings += s
             ok = ok and ok1
-            if j + 1 < end and toks[j] == "[" and toks[j + 1] == "]":
-                j += 2
+            if j < end and toks[j] == "[]" or j + 1 < end and toks[j] == "[" and toks[j + 1] == "]":
+                j += 1 if toks[j] == "[]" else 2
                 continue
             return strings, ok, j
     if t == "[":
@@ -859,7 +785,7 @@ def _occurrences(toks: list[str], var: str):
     (["s"], None, False)."""
     n = len(toks)
     for i, t in enumerate(toks):
-        if t != var or (i > 0 and toks[i - 1] in (".", "!")):
+        if t != var or (i > 0 and toks[i - 1] in _QUALIFIERS):
             continue
         j = i + 1
         if j < n and toks[j] == "'":
@@ -878,12 +804,12 @@ def _occurrences(toks: list[str], var: str):
             close = _match(toks, j + 1)
             inner = toks[j + 2:close - 1]
             elems = [x for x in inner if x != ","]
-            if elems and all(x.startswith('"') for x in elems):
+            if elems and all(_is_string(x) for x in elems):
                 yield [x[1:-1] for x in elems], True, False
         elif j == i + 1 and j < n and toks[j] == "|->" and j + 1 < n \
-                and toks[j + 1].startswith('"'):
+                and _is_string(toks[j + 1]):
             yield [toks[j + 1][1:-1]], None, False
-        elif i >= 2 and toks[i - 1] in _CMP and toks[i - 2].startswith('"'):
+        elif i >= 2 and toks[i - 1] in _CMP and _is_string(toks[i - 2]):
             yield [toks[i - 2][1:-1]], True, False
 
 

@@ -13,6 +13,11 @@ either side, and a hyphen joined to a letter or digit on the far side also count
 part of the word, so ``Bakery`` inside ``Bakery-Boulangerie`` or ``one-step`` is left
 alone, while ``TypeOK.`` , ``(Init)``, ``Next's`` and ``x'`` are matched.  Longer names are
 tried first, the text is scanned once, left to right, so the result is deterministic.
+
+A TLA+ Toolbox annotation glues a constant's index to its name
+(``@modelParameterConstants:0N``, ``...:12Quorum``): after such an index the name is
+matched too, so the annotation cannot keep an original name (ingest drops these lines from
+comment-derived descriptions anyway).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import re
 from alias.tla.syntax import STANDARD_MODULES
 
 _LOWER_WORD = re.compile(r"[a-z]+\Z")
+#: After a Toolbox annotation's index (one to three digits): ``@modelParameterConstants:0``.
+_TOOLBOX_INDEX = "|".join(f"(?<=@modelParameterConstants:{'[0-9]' * d})" for d in (1, 2, 3))
 
 
 def description_names(mapping: dict[str, str], cfg_names: set[str],
@@ -49,6 +56,7 @@ def rename_description(text: str, mapping: dict[str, str], cfg_names: set[str],
         return text
     alts = "|".join(re.escape(k) for k in sorted(sub, key=lambda k: (-len(k), k)))
     pat = re.compile(
-        r"(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)(?:" + alts + r")(?![A-Za-z0-9_])(?!-[A-Za-z0-9])"
+        r"(?:(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)|" + _TOOLBOX_INDEX + r")(?:" + alts
+        + r")(?![A-Za-z0-9_])(?!-[A-Za-z0-9])"
     )
     return pat.sub(lambda m: sub[m.group(0)], text)

@@ -543,7 +543,7 @@ def _sany_tlc(files: dict[str, str], main: str, cfg_text: str, config) -> tuple[
         return out, "; ".join(sany.errors) or sany.kind
     try:
         modern = supports_check_deadlock(config)
-        cfg_out, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern)
+        cfg_out, flags = for_jar(parse_cfg(cfg_text), modern, supports_alias=modern, text=cfg_text)
     except CfgError as e:
         out["kind"] = "config_error"
         return out, str(e)

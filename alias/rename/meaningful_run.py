@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -33,6 +32,7 @@ from alias.rename.meaningful import (NAMING_PROMPT_VERSION, MeaningfulVerificati
                                      compose_map, meaningful_identifiers, naming_prompt, parse_name_map,
                                      verify_meaningful)
 from alias.rename.proposers import NamingReply, NamingRequest, spec_names
+from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.tools import ToolConfig
 
 __all__ = ["MeaningfulRun", "naming_requests", "apply_replies", "verify_copies", "write_verified_files"]
@@ -176,30 +176,46 @@ def apply_replies(run: MeaningfulRun, requests: list[NamingRequest], replies: li
         _apply_one(run, req, compose_map(c["random_map"], reply_map) if view == "random" else reply_map)
 
 
-def verify_copies(run: MeaningfulRun, testset: TestSet, config: ToolConfig, parallel: int,
-                  progress: Callable[[], None] | None = None) -> None:
-    """Re-verify every applied copy with SANY + TLC against the original's outcome
-    (``parallel`` tasks at once); the task rows get the verification's fields."""
-    ts = testset.membership.set_index("task_id")
+@dataclass(frozen=True)
+class CopyCheck:
+    """One applied meaningful copy to re-verify, self-contained for any worker: the
+    original's files, its model module and cfg, the rename result and the original's TLC
+    outcome."""
 
-    def job(task_id: str) -> tuple[str, MeaningfulVerification]:
-        c, res = run.ctx[task_id], run.results[task_id]
-        o = ts.loc[task_id]
+    task_id: str
+    files: dict[str, str]
+    model_module: str
+    cfg_text: str
+    result: Any
+    original: dict
+
+
+def check_copy_job(config: ToolConfig, job: CopyCheck) -> MeaningfulVerification:
+    """:func:`verify_meaningful` in a worker; a check that raises is ``verify_error``."""
+    try:
+        return verify_meaningful(job.files, job.model_module, job.cfg_text, job.result, config,
+                                 original=job.original)
+    except Exception as e:  # keep every other task's result
+        return MeaningfulVerification(False, "verify_error", f"{type(e).__name__}: {e}", job.original)
+
+
+def verify_copies(run: MeaningfulRun, testset: TestSet, config: ToolConfig, executor: Executor | None = None,
+                  progress: Callable[[], None] | None = None) -> None:
+    """Re-verify every applied copy with SANY + TLC against the original's outcome, on
+    ``executor`` (default: one local thread); the task rows get the verification's fields."""
+    ts = testset.membership.set_index("task_id")
+    jobs = []
+    for tid in sorted(run.results):
+        c, o = run.ctx[tid], ts.loc[tid]
         original = {"kind": o.original_kind, "distinct_states": _int(o.original_distinct_states),
                     "depth": _int(o.original_depth)}
-        files = {f"{k}.tla": v for k, v in (c["author"] | c["libs"]).items()}
-        try:
-            return task_id, verify_meaningful(files, c["task"].model_module, c["task"].cfg_text, res, config,
-                                              original=original)
-        except Exception as e:  # keep every other task's result
-            return task_id, MeaningfulVerification(False, "verify_error", f"{type(e).__name__}: {e}", original)
-
-    with ThreadPoolExecutor(max(1, parallel)) as pool:
-        for f in as_completed([pool.submit(job, tid) for tid in sorted(run.results)]):
-            tid, v = f.result()
-            run.tasks[tid].update({k: val for k, val in v.to_row(tid).items() if k != "task_id"})
-            if progress is not None:
-                progress()
+        jobs.append(CopyCheck(tid, {f"{k}.tla": v for k, v in (c["author"] | c["libs"]).items()},
+                              c["task"].model_module, c["task"].cfg_text, run.results[tid], original))
+    for i, v in (executor or LocalExecutor(1)).run(check_copy_job, config, jobs):
+        tid = jobs[i].task_id
+        run.tasks[tid].update({k: val for k, val in v.to_row(tid).items() if k != "task_id"})
+        if progress is not None:
+            progress()
 
 
 def write_verified_files(run: MeaningfulRun, testset: TestSet, files_dir: Path) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from alias.generate.continuation import LONG_RUN_TOKENS
 from alias.report.stats_tables import (COVERED, TEST_SET, _STAT_COLUMNS, _label, _missing, _models, _num, _p,
                                        _paired, _stat_cells, paired_stats)
-from alias.report.tables import to_markdown
+from alias.report.tables import sources_markdown, to_markdown
 from alias.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, exposure_effects, permutation_test_groups,
                          spearman_permutation)
 from alias.store.db import query
@@ -293,7 +293,8 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
                  + to_markdown(marked.rename(columns={"list_name": "list", "tasks": "test-set tasks"}))
                  + "\n## Correctness and decrease, marked tasks vs the others\n\n" + note
                  + to_markdown(format_table_m(tm))
-                 + "\n## Marked tasks\n\n" + (to_markdown(terms) if len(terms) else "none\n"))
+                 + "\n## Marked tasks\n\n" + (to_markdown(terms) if len(terms) else "none\n")
+                 + "\n" + sources_markdown(db))
     files[p.name] = str(p)
 
     shares = truncation_shares(db)
@@ -322,7 +323,8 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
                  + "\n## Tasks with no truncated output in any condition\n\n" + note
                  + to_markdown(pd.DataFrame(rates_fmt))
                  + "\n## Experiment 2 on the tasks with no truncated output (either model of the arm)\n\n"
-                 + (to_markdown(pd.DataFrame(expo_fmt)) if expo_fmt else "no data\n"))
+                 + (to_markdown(pd.DataFrame(expo_fmt)) if expo_fmt else "no data\n")
+                 + "\n" + sources_markdown(db))
     files[p.name] = str(p)
 
     tl = table_l_continuation(db, n_resamples=n_resamples, seed=seed)
@@ -330,7 +332,8 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     p.write_text("# Appendix L: file continuation\n\n"
                  "Longest run of TLA+ tokens a continuation shares with the real rest of the file (comments and "
                  "separator lines removed), on the original file and on its renamed copy; decreases are the "
-                 "same model's name-grade decreases (points).\n\n" + to_markdown(format_table_l(tl)))
+                 "same model's name-grade decreases (points).\n\n" + to_markdown(format_table_l(tl))
+                 + "\n" + sources_markdown(db))
     files[p.name] = str(p)
 
     metrics = {f"known_name_tasks_{r['list_name']}": int(r["marked"]) for _, r in marked.iterrows()}

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from alias.report.stats_tables import _missing
-from alias.report.tables import to_markdown
+from alias.report.tables import sources_markdown, to_markdown
 from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, ExposureEffects, exposure_effects
 from alias.store.db import query
 
@@ -219,17 +219,18 @@ def write_exposure_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
     files = {}
     t2 = table_2(eff)
     p = out / "table_2.md"
+    sources = "\n" + sources_markdown(db, exposure=True)
     p.write_text("# Table 2: effects of task-pair exposure\n\n" + status + note
-                 + (to_markdown(t2) if len(t2) else empty))
+                 + (to_markdown(t2) if len(t2) else empty) + sources)
     files[p.name] = str(p)
     f1 = table_f1(eff)
     p = out / "table_F1.md"
     p.write_text("# Table F.1: pass rates and effects under task-pair exposure, per model family\n\n" + status
-                 + note + (to_markdown(f1) if len(f1) else empty))
+                 + note + (to_markdown(f1) if len(f1) else empty) + sources)
     files[p.name] = str(p)
     o1 = table_o1(eff)
     p = out / "table_O1.md"
     p.write_text("# Table O.1: task-pair and specification-only exposure\n\n" + status + note
-                 + (to_markdown(o1) if len(o1) else empty))
+                 + (to_markdown(o1) if len(o1) else empty) + sources)
     files[p.name] = str(p)
     return {"files": files, "effects": eff}

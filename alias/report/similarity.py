@@ -11,8 +11,8 @@ Choices where the appendix is not explicit:
   the raw output when there is none; the reference is the condition's system module
   (original, or its renamed copy for ``random``) from ``v_similarity_inputs``.
 * **Comments** are removed from both texts: TLA+ ``\\*`` line comments and nested
-  ``(* ... *)`` block comments (:func:`strip_tla_comments`). Tokens are TLA+ lexical tokens
-  (:func:`alias.generate.continuation.tla_tokens`, the tokenizer of the Appendix L run
+  ``(* ... *)`` block comments (:func:`alias.tla.lexer.strip_comments`). Tokens are TLA+
+  lexical tokens (:func:`alias.tla.lexer.tokens`, also the unit of the Appendix L run
   test), which also drops separator lines (``----``, ``====``); a space inside a string
   literal is kept inside its token.
 * **BLEU-4**: sacrebleu's sentence BLEU on the space-joined tokens with ``tokenize='none'``
@@ -35,13 +35,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alias.generate.continuation import tla_tokens
+from alias.report.stats_tables import _models
+from alias.report.tables import to_markdown
 from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_difference
-from alias.generate.continuation import block_comment_end
 from alias.store.db import query
+from alias.tla.lexer import strip_comments, tokens
 
-__all__ = ["strip_tla_comments", "similarity_tokens", "bleu4", "rouge_l", "sample_similarity",
-           "similarity_samples", "table_v1", "MEASURES"]
+__all__ = ["similarity_tokens", "bleu4", "rouge_l", "sample_similarity", "similarity_samples", "table_v1",
+           "MEASURES"]
 
 #: Column name -> label of the two measures.
 MEASURES = {"bleu4": "BLEU-4", "rouge_l": "ROUGE-L"}
@@ -50,41 +51,14 @@ CONDITIONS = ("original", "random", "meaningful")
 _SPACE_IN_TOKEN = "\u2581"   # stands for a space inside a string literal token
 
 
-def strip_tla_comments(text: str) -> str:
-    """``text`` without TLA+ comments: ``\\*`` to the end of the line and nested
-    ``(* ... *)`` blocks (an unclosed block runs to the end). String literals are kept as
-    they are (a ``\\*`` inside ``"..."`` is not a comment). Line ends are kept, so line
-    structure survives; never raises."""
-    text = text or ""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            j = i + 1
-            while j < n and text[j] not in '"\n':
-                j += 2 if text[j] == "\\" else 1
-            j = min(j + 1, n) if j < n and text[j] == '"' else j
-            out.append(text[i:j])
-            i = j
-        elif text.startswith("(*", i):
-            i = block_comment_end(text, i)
-        elif text.startswith("\\*", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def similarity_tokens(text: str) -> list[str]:
-    """The TLA+ tokens BLEU-4 and ROUGE-L compare: :func:`strip_tla_comments`, then
-    :func:`alias.generate.continuation.tla_tokens` (no whitespace, comments or separator
-    lines); a space inside a string literal token becomes U+2581 so a token never holds
-    whitespace."""
+def similarity_tokens(text: str | None) -> list[str]:
+    """The TLA+ tokens BLEU-4 and ROUGE-L compare: :func:`alias.tla.lexer.strip_comments`,
+    then :func:`alias.tla.lexer.tokens` of what is left (no whitespace, comments or
+    separator lines; removing a comment can join the text on its two sides, as it always
+    did here); a space inside a string literal token becomes U+2581 so a token never holds
+    whitespace. ``None`` counts as the empty text; never raises."""
     return [t.replace(" ", _SPACE_IN_TOKEN) if t.startswith('"') else t
-            for t in tla_tokens(strip_tla_comments(text))]
+            for t in tokens(strip_comments(text))]
 
 
 @lru_cache(maxsize=1)
@@ -209,9 +183,6 @@ def write_similarity_report(db: str | Path, out_dir: str | Path, *, n_resamples:
                             seed: int = DEFAULT_SEED) -> dict[str, Any]:
     """Write ``table_V1.md`` (Table V.1) under ``out_dir``. Returns ``{"files": {...},
     "table": <table_v1 frame>, "samples": <scored samples>}``."""
-    from alias.report.stats_tables import _models
-    from alias.report.tables import to_markdown
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     samples = similarity_samples(db)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alias.report.tables import to_markdown
+from alias.report.tables import sources_markdown, to_markdown
 from alias.stats import (DEFAULT_RESAMPLES, DEFAULT_SEED, mean_difference, sign_test,
                          tost_equivalence)
 from alias.store.db import query
@@ -326,14 +326,15 @@ def write_stats_reports(db: str | Path, out_dir: str | Path, *, n_resamples: int
 
     files = {}
     p = out / "table_1.md"
-    p.write_text("# Table 1: frontier models on the test set\n\n" + note
+    sources = "\n" + sources_markdown(db)
+    p.write_text("# Table 1: models on the test set\n\n" + note
                  + "The behavior-based rows and the second name-based row use the tasks the "
-                   "behavior-based grade covers.\n\n" + _to_markdown(format_table_1(t1)))
+                   "behavior-based grade covers.\n\n" + _to_markdown(format_table_1(t1)) + sources)
     files[p.name] = str(p)
 
     p = out / "table_U_hidden.md"
     p.write_text("# Appendix U: split by hidden required names\n\n" + note
-                 + _to_markdown(format_table_u(tu)))
+                 + _to_markdown(format_table_u(tu)) + sources)
     files[p.name] = str(p)
 
     p = out / "table_P_disagreements.md"
@@ -342,7 +343,7 @@ def write_stats_reports(db: str | Path, out_dir: str | Path, *, n_resamples: int
                  + "\n## Upper bound: a sample is correct if either grade passes it\n\n" + note
                  + _to_markdown(format_upper_bound(ub))
                  + "\n## Disagreeing samples by cause (reason of the failing grade)\n\n"
-                 + (_to_markdown(format_counts(causes)) if len(causes) else "no data\n"))
+                 + (_to_markdown(format_counts(causes)) if len(causes) else "no data\n") + sources)
     files[p.name] = str(p)
 
     def clean(v, f):

@@ -21,6 +21,16 @@ def to_markdown(df: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def sources_markdown(db: str | Path, *, exposure: bool = False) -> str:
+    """The "where the outputs come from" section of a report: one row per model of
+    Experiment 1 (``exposure``: of the exposure stage's adapters) with its ``source``
+    (embedded fixture, local model, provider model, released outputs)."""
+    cond = "model_key = 'exposure'" if exposure else "coalesce(model_key, '') <> 'exposure'"
+    df = query(f"SELECT model, coalesce(any_value(samples.source), 'unknown') AS source FROM samples "
+               f"WHERE model NOT LIKE 'control:%' AND {cond} GROUP BY model ORDER BY model", db)
+    return "## Where the outputs come from\n\n" + (to_markdown(df) if len(df) else "no model outputs yet\n")
+
+
 def write_reports(db: str | Path, out: Path) -> dict:
     """Write ``table_K1.md``, ``table_C1.md``, ``hidden_names.md``, ``excluded.md``,
     ``table_J1.md`` and ``metrics.json`` under ``out``; returns the metrics dict."""

@@ -33,7 +33,7 @@ def _one_model(config: Config, paths: Paths, key: str, items: list) -> tuple[pd.
     reqs = continuation_requests(items, key if local else entry.model, n_samples=c.n_samples,
                                  max_tokens=c.max_new_tokens if local else entry.max_tokens,
                                  temperature=None if local else entry.temperature, top_p=None if local else entry.top_p)
-    options = Options(ledger=paths.continuation / key / "ledger.sqlite", max_new_tokens=c.max_new_tokens,
+    options = Options(ledger=paths.work / "ledgers" / f"{NAME}-{key}.sqlite", max_new_tokens=c.max_new_tokens,
                       stop_at_closing_line=True, prompt_separator="")
     try:
         with progress_bar(f"continuation {key}", total=None):

@@ -9,20 +9,21 @@ from alias.corpus.testset import TestSet
 from alias.grade.cache import ToolRunner
 from alias.grade.controls import run_controls
 from alias.progress import progress_bar
-from alias.stages.common import grade_tool_config
+from alias.stages.common import executor, grade_tool_config, worker_tools
 
 NAME = "controls"
 
 
 def run(config: Config, paths: Paths) -> dict[str, Any]:
     """Build the positive and negative controls of every eligible test-set task and grade
-    them; writes eligibility, control samples, samples, verdicts, the grading journal and
-    the tool-run cache under ``paths.controls``. Returns the Table J.1 counts."""
+    them on ``config.executor``; writes eligibility, control samples, samples and verdicts under
+    ``paths.controls``; the grading journal and the tool-run cache (a killed run resumes
+    from them) live under ``paths.work``. Returns the Table J.1 counts."""
     refs = TestSet.load(paths).references()
-    runner = ToolRunner(grade_tool_config(config), paths.controls / "cache")
+    runner = ToolRunner(worker_tools(config, grade_tool_config(config)), paths.work / NAME / "cache")
     c, g = config.controls, config.grade
-    with progress_bar("controls", total=None) as bar:
-        return run_controls(refs, runner, paths.controls, seed=c.seed, max_mutants_tried=c.max_mutants_tried_per_task,
-                            max_mutants_kept=c.max_mutants_kept_per_task, parallel=g.parallel, max_maps=g.max_maps,
-                            tasks=list(c.tasks) or None, progress=lambda _what: bar.advance(),
-                            mutant_timeout_s=c.mutant_timeout_s)
+    with progress_bar("controls", total=None) as bar, executor(config, g.parallel) as ex:
+        return run_controls(refs, runner, paths.controls, journal=paths.work / NAME / "journal.jsonl", seed=c.seed,
+                            max_mutants_tried=c.max_mutants_tried_per_task, max_mutants_kept=c.max_mutants_kept_per_task,
+                            parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or None,
+                            progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex)

@@ -15,6 +15,7 @@ from alias.exposure import experiment as ex
 from alias.exposure.effects import loglik_effects
 from alias.generate.samples import samples_frame
 from alias.progress import progress_bar
+from alias.stages.common import write_timings
 from alias.store.db import write_parquet, write_table
 from alias.store.models import ExposureAdapter, ExposureArm, ExposureSplit, LogLik, TrainingStep
 
@@ -55,7 +56,9 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     effects = loglik_effects(loglik, split, n_resamples=config.report.n_resamples, seed=config.report.seed)
     write_parquet(effects, out / "loglik_effects.parquet")
     t["loglik"] = time.monotonic()
-    return _summary(testset, test_ids, split, items, adapters, samples, effects, t)
+    summary = _summary(testset, test_ids, split, items, adapters, samples, effects, t)
+    write_timings(paths.work, NAME, summary["adapters"] + [summary["wall_s"]])
+    return summary
 
 
 def _summary(testset, test_ids, split, items, adapters, samples, effects, t) -> dict[str, Any]:

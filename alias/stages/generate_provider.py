@@ -20,7 +20,7 @@ def run(config: Config, paths: Paths, key: str) -> dict[str, Any]:
     """Sample provider model ``key`` (Appendix A prompt) on every test-set task, condition
     and sample index. A disabled entry, or an enabled one without its API key, writes an
     empty table and a ``status.json`` saying why (``disabled`` / ``skipped``); the batch
-    ledger (``ledger.sqlite``) makes a killed run resume without paying twice."""
+    ledger (``paths.work/ledgers``) makes a killed run resume without paying twice."""
     entry = config.generate.providers[key]
     testset = TestSet.load(paths, meaningful=True)
     out = paths.samples / key
@@ -29,7 +29,7 @@ def run(config: Config, paths: Paths, key: str) -> dict[str, Any]:
     rows: list[dict] = []
     try:
         rows, info = sample_completions(testset, entry, key, config.generate.conditions, config.generate.n_samples,
-                                        ledger=out / "ledger.sqlite")
+                                        ledger=paths.work / "ledgers" / f"{NAME}-{key}.sqlite")
         status |= info
     except ModelDisabled as e:
         status.update(status="disabled", reason=str(e))

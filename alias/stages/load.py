@@ -1,22 +1,23 @@
-"""Build the DuckDB store (paths.store) from the stage tables and the sql/ views."""
+"""Build the DuckDB store (paths.store) from the stage tables and the sql/ views, and its
+snapshot (paths.snapshot)."""
 
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 from alias.config import Config, Paths
 from alias.report.exposure import exposure_arm_rows
-from alias.store.db import build_store
+from alias.store.db import build_store, export_store
 
 NAME = "load"
-#: The view files, applied in name order.
-SQL_DIR = Path("sql")
 
 
 def run(config: Config, paths: Paths) -> dict[str, Any]:
     """Load every stage table into ``paths.store`` and create the views; the
-    ``exposure_arms`` table also gets the rows of ``report.exposure``. Returns rows per table."""
+    ``exposure_arms`` table also gets the rows of ``report.exposure``. The snapshot
+    (``paths.snapshot``: every table as Parquet plus the views, byte-stable) is the DVC
+    output; the DuckDB file is rebuilt from it where missing. Returns rows per table."""
     folders = {f.name: getattr(paths, f.name) for f in dataclasses.fields(paths)}
-    return build_store(paths.store, folders, SQL_DIR, tables={"exposure_arms": exposure_arm_rows(config.report.exposure)})
+    build_store(paths.store, folders, paths.sql, tables={"exposure_arms": exposure_arm_rows(config.report.exposure)})
+    return export_store(paths.store, paths.snapshot, paths.sql)

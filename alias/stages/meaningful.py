@@ -13,7 +13,7 @@ from alias.generate.types import MissingCredentials
 from alias.progress import progress_bar
 from alias.rename import meaningful_run as mr
 from alias.rename.proposers import propose, proposer_model
-from alias.stages.common import tool_config, write_status
+from alias.stages.common import executor, tool_config, worker_tools, write_status
 from alias.store.db import write_table
 from alias.store.models import MeaningfulMapRow, MeaningfulModule, MeaningfulProposal, MeaningfulTask
 
@@ -23,10 +23,10 @@ NAME = "meaningful"
 def run(config: Config, paths: Paths) -> dict[str, Any]:
     """One proposed name map per test-set task (``meaningful.proposer``), applied and
     re-verified with SANY + TLC; writes proposals, meaningful_tasks, meaningful_map,
-    meaningful_modules (+ the files of verified copies) and ``status.json``. The folder is
-    a ``persist`` output, so a provider proposer's ledger survives reruns. Without the
-    proposer's API key (or with the proposer disabled) the tables are written empty and
-    the status says why."""
+    meaningful_modules (+ the files of verified copies) and ``status.json``. A provider
+    proposer's batch ledger lives under ``paths.work`` (a rerun resumes, never pays
+    twice). Without the proposer's API key (or with the proposer disabled) the tables are
+    written empty and the status says why."""
     m, out = config.meaningful, paths.meaningful
     testset = TestSet.load(paths)
     base = {"proposer": m.proposer.backend, "model": proposer_model(m.proposer), "view": m.view}
@@ -34,7 +34,8 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     if (out / "files").exists():
         shutil.rmtree(out / "files")
     try:
-        replies = propose(requests, m.proposer, ledger=out / "ledger.sqlite", poll_interval_s=m.poll_interval_s,
+        replies = propose(requests, m.proposer, ledger=paths.work / "ledgers" / f"{NAME}.sqlite",
+                          poll_interval_s=m.poll_interval_s,
                           timeout_s=m.batch_timeout_s or None)
     except (MissingCredentials, ModelDisabled) as e:
         print(f"meaningful: skipped, {e}", file=sys.stderr)
@@ -44,8 +45,8 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
                        | mr.MeaningfulRun(base).status())
     mr.apply_replies(run_, requests, replies, m.view)
     if run_.results:
-        with progress_bar("meaningful", total=len(run_.results)) as bar:
-            mr.verify_copies(run_, testset, tool_config(config), config.tla.parallel, progress=bar.advance)
+        with progress_bar("meaningful", total=len(run_.results)) as bar, executor(config, config.tla.parallel) as ex:
+            mr.verify_copies(run_, testset, worker_tools(config, tool_config(config)), ex, progress=bar.advance)
     mr.write_verified_files(run_, testset, out / "files")
     _write(paths, run_)
     return _status(paths, base | {"status": "ok", "message": None} | run_.status())

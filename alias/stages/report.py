@@ -6,10 +6,13 @@ from typing import Any
 
 from alias.config import Config, Paths
 from alias.report.publish import write_all_reports
+from alias.store.db import ensure_store
 
 NAME = "report"
 
 
 def run(config: Config, paths: Paths) -> dict[str, Any]:
-    """Write every report of the store ``paths.store`` (bootstrap settings ``report``)."""
-    return write_all_reports(paths.store, paths.reports, config.report.n_resamples, config.report.seed)
+    """Write every report of the store (restored from ``paths.snapshot`` where missing;
+    bootstrap settings ``report``)."""
+    db = ensure_store(paths.store, paths.snapshot)
+    return write_all_reports(db, paths.reports, config.report.n_resamples, config.report.seed)

@@ -11,6 +11,7 @@ creates the tables in DuckDB, loads the Parquet files and creates the views in `
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -118,6 +119,45 @@ def _sources(folders: Mapping[str, Path], sources: tuple[tuple[str, str], ...]) 
     return out
 
 
+def _load_table(con, name: str, model: type, folders: Mapping[str, Path], rel, extra: pd.DataFrame | None) -> int:
+    """Create table ``name`` and fill it from its Parquet sources and the ``extra`` rows."""
+    con.execute(ddl(name))
+    columns = list(model.__table__.columns)
+    cols = [c.name for c in columns]
+    col_sql = ", ".join(f'"{c}"' for c in cols)
+    for src in _sources(folders, rel):
+        have = set(pq.read_schema(src).names)
+        missing = [c.name for c in columns if c.name not in have and not c.nullable]
+        if missing:
+            raise StoreError(f"{src}: missing columns {missing} for table {name}")
+        select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
+        try:
+            con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
+        except duckdb.ConstraintException as e:
+            raise StoreError(f"{src}: a row's key is already in table {name} (from an earlier "
+                             f"source, or twice in this file): {e}") from e
+    if extra is not None:
+        missing = [c for c in cols if c not in extra.columns]
+        if missing:
+            raise StoreError(f"rows given for table {name}: missing columns {missing}")
+        con.register("_alias_rows", extra[cols])
+        try:
+            con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
+        except duckdb.ConstraintException as e:
+            raise StoreError(f"rows given for table {name} (parameters): a key is already in the "
+                             f"table (from its Parquet source) or given twice: {e}") from e
+        con.unregister("_alias_rows")
+    return con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
+
+
+def _create_views(con, texts: list[tuple[str, str]]) -> None:
+    for where, text in texts:
+        try:
+            con.execute(text)
+        except duckdb.Error as e:
+            raise StoreError(f"{where}: {e}") from e
+
+
 def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str | Path = "sql",
                 tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, int]:
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables and the
@@ -141,58 +181,85 @@ def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str |
     db_path = Path(db_path)
     db_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = db_path.with_suffix(".tmp.duckdb")
-    if tmp.exists():
-        tmp.unlink()
-    counts: dict[str, int] = {}
+    tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
-        for name, (model, rel) in TABLE_SOURCES.items():
-            con.execute(ddl(name))
-            columns = list(model.__table__.columns)
-            cols = [c.name for c in columns]
-            col_sql = ", ".join(f'"{c}"' for c in cols)
-            for src in _sources(folders, rel):
-                have = set(pq.read_schema(src).names)
-                missing = [c.name for c in columns if c.name not in have and not c.nullable]
-                if missing:
-                    raise StoreError(f"{src}: missing columns {missing} for table {name}")
-                select = ", ".join(f'"{c}"' if c in have else f'NULL AS "{c}"' for c in cols)
-                try:
-                    con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {select} FROM read_parquet(?)", [str(src)])
-                except duckdb.ConstraintException as e:
-                    raise StoreError(f"{src}: a row's key is already in table {name} (from an earlier "
-                                     f"source, or twice in this file): {e}") from e
-            if tables is not None and name in tables:
-                df = tables[name]
-                missing = [c for c in cols if c not in df.columns]
-                if missing:
-                    raise StoreError(f"rows given for table {name}: missing columns {missing}")
-                con.register("_alias_rows", df[cols])
-                try:
-                    con.execute(f"INSERT INTO {name} ({col_sql}) SELECT {col_sql} FROM _alias_rows")
-                except duckdb.ConstraintException as e:
-                    raise StoreError(f"rows given for table {name} (parameters): a key is already in the "
-                                     f"table (from its Parquet source) or given twice: {e}") from e
-                con.unregister("_alias_rows")
-            counts[name] = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
-        for view in sorted(Path(sql_dir).glob("*.sql")):
-            try:
-                con.execute(view.read_text())
-            except duckdb.Error as e:
-                raise StoreError(f"{view}: {e}") from e
+        counts = {name: _load_table(con, name, model, folders, rel, (tables or {}).get(name))
+                  for name, (model, rel) in TABLE_SOURCES.items()}
+        _create_views(con, [(str(v), v.read_text()) for v in sorted(Path(sql_dir).glob("*.sql"))])
     finally:
         con.close()
     tmp.replace(db_path)
     return counts
 
 
-def query(sql: str, db_path: str | Path = "data/alias.duckdb") -> pd.DataFrame:
+def export_store(db_path: str | Path, out: str | Path, sql_dir: str | Path = "sql") -> dict[str, int]:
+    """Write the store's snapshot to the folder ``out``: every table as Parquet (rows in
+    primary-key order), the views (``views.sql``, the ``sql_dir`` files in name order) and
+    ``manifest.json`` (rows per table). Same store contents -> same bytes, unlike the
+    DuckDB file itself (its header holds a random database id); this folder is what DVC
+    tracks and releases, :func:`restore_store` turns it back into a store."""
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    con = duckdb.connect(str(db_path), read_only=True)
+    counts = {}
+    try:
+        for name, (model, _rel) in TABLE_SOURCES.items():
+            keys = ", ".join(f'"{c.name}"' for c in model.__table__.primary_key.columns)
+            table = con.sql(f"SELECT * FROM {name} ORDER BY {keys}").to_arrow_table()
+            pq.write_table(table.replace_schema_metadata(None), out / f"{name}.parquet", compression="zstd",
+                           write_statistics=False)
+            counts[name] = table.num_rows
+    finally:
+        con.close()
+    views = "".join(f"-- {v.name}\n{v.read_text()}\n" for v in sorted(Path(sql_dir).glob("*.sql")))
+    (out / "views.sql").write_text(views, encoding="utf-8")
+    (out / "manifest.json").write_text(json.dumps({"tables": counts}, indent=2, sort_keys=True) + "\n")
+    return counts
+
+
+def restore_store(snapshot: str | Path, db_path: str | Path) -> dict[str, int]:
+    """Build the DuckDB store ``db_path`` from a snapshot folder of :func:`export_store`
+    (e.g. one that ``dvc pull`` fetched); returns rows per table. Raises
+    :class:`StoreError` when the folder is not a snapshot."""
+    snap = Path(snapshot)
+    if not (snap / "manifest.json").is_file():
+        raise StoreError(f"no store snapshot at {snap}: run `dvc repro` or `dvc pull` first")
+    db_path = Path(db_path)
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db_path.with_suffix(".tmp.duckdb")
+    tmp.unlink(missing_ok=True)
+    con = duckdb.connect(str(tmp))
+    try:
+        counts = {name: _load_table(con, name, model, {"snapshot": snap}, (("snapshot", f"{name}.parquet"),), None)
+                  for name, (model, _rel) in TABLE_SOURCES.items()}
+        _create_views(con, [(str(snap / "views.sql"), (snap / "views.sql").read_text())])
+    finally:
+        con.close()
+    tmp.replace(db_path)
+    return counts
+
+
+def ensure_store(db_path: str | Path, snapshot: str | Path | None) -> Path:
+    """``db_path``, restored from ``snapshot`` first when it is missing or older than the
+    snapshot's manifest (a fresh ``dvc pull``). Raises :class:`StoreError` when neither exists."""
+    db = Path(db_path)
+    manifest = Path(snapshot) / "manifest.json" if snapshot is not None else None
+    if manifest is not None and manifest.is_file() and (not db.exists() or db.stat().st_mtime < manifest.stat().st_mtime):
+        restore_store(snapshot, db)
+    if not db.exists():
+        raise StoreError(f"no store at {db}: run `dvc repro` (or `dvc pull`, then `alias-cir query`) first")
+    return db
+
+
+def query(sql: str, db_path: str | Path, snapshot: str | Path | None = None) -> pd.DataFrame:
     """Run ``sql`` read-only against the store and return a DataFrame (``None`` for a
-    statement without a result set). Raises :class:`StoreError` if there is no store and
+    statement without a result set); the store is restored from ``snapshot`` first when
+    needed (:func:`ensure_store`). Raises :class:`StoreError` if there is no store and
     ``duckdb.Error`` for invalid SQL."""
-    p = Path(db_path)
-    if not p.exists():
-        raise StoreError(f"no store at {p}: run `dvc repro` (or `alias-cir load`) first")
+    p = ensure_store(db_path, snapshot)
     con = duckdb.connect(str(p), read_only=True)
     try:
         cur = con.execute(sql)

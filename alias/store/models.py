@@ -127,7 +127,9 @@ class RenameMapRow(SQLModel, table=True):
 
 
 class TlcRun(SQLModel, table=True):
-    """One SANY or TLC invocation; ``run_key`` hashes everything that determines it."""
+    """One SANY or TLC invocation; ``run_key`` hashes everything that determines it;
+    ``log_path`` the run's normalized, gzipped log (:func:`alias.tla.tools.stable_log`).
+    Wall times go to the verify stage's timings file (``paths.work``), not the table."""
 
     __tablename__ = "tlc_runs"
     task_id: str = Field(primary_key=True)
@@ -142,7 +144,6 @@ class TlcRun(SQLModel, table=True):
     distinct_states: Optional[int] = None
     states_generated: Optional[int] = None
     depth: Optional[int] = None
-    wall_s: float = 0.0
     tool_version: str = ""
     flags: str = ""
     log_path: str = ""
@@ -237,7 +238,9 @@ class Sample(SQLModel, table=True):
     N). ``settings`` (JSON): sampling settings as sent; ``response_model``,
     ``input_tokens``/``output_tokens``, ``stop_reason``, ``batch_id``, ``custom_id``: as
     the provider or local model reported them; ``source_line``/``extra`` (JSON): the line
-    and further fields of a replayed record."""
+    and further fields of a replayed record; ``source``: where the output comes from, as the
+    reports say it (embedded fixture, local model, provider model, released outputs: the
+    model entry's ``label``, else its backend's kind)."""
 
     __tablename__ = "samples"
     task_id: str = Field(primary_key=True)
@@ -263,14 +266,14 @@ class Sample(SQLModel, table=True):
     custom_id: Optional[str] = None
     source_line: Optional[int] = None
     extra: Optional[str] = None
+    source: Optional[str] = None
 
 
 class Verdict(SQLModel, table=True):
     """One grade of one sample: ``grade`` parse | name | behavior (Methods, Appendix H).
 
     ``mapping`` (JSON) is the variable/constant/label map the behavior grade used;
-    ``run_keys`` (JSON list) every SANY/TLC run (``tool_runs`` new, ``cached_runs`` from
-    the cache); ``extraction`` (JSON) what output extraction did; ``distinct_states`` the
+    ``run_keys`` (JSON list) every SANY/TLC run; ``extraction`` (JSON) what output extraction did; ``distinct_states`` the
     distinct states of the grade's TLC run (name: the model check with the task's cfg;
     behavior: the forward refinement check of the map used); ``error_text`` the SANY
     errors or TLC error message that made the grade fail (NULL when it passed);
@@ -291,10 +294,7 @@ class Verdict(SQLModel, table=True):
     maps_tried: Optional[int] = None
     extraction: Optional[str] = None
     truncated: Optional[bool] = None
-    tool_runs: Optional[int] = None
-    cached_runs: Optional[int] = None
     run_keys: Optional[str] = None
-    wall_s: Optional[float] = None
     detail: Optional[str] = None
     distinct_states: Optional[int] = None
     error_text: Optional[str] = None
@@ -459,9 +459,9 @@ class TrainingStep(SQLModel, table=True):
 class ExposureAdapter(SQLModel, table=True):
     """One LoRA adapter of the exposure stage (``adapters.parquet``): name, arm
     (``task_pair`` | ``spec_only``), half, the ``model`` name of its samples and
-    log-likelihoods, training examples and steps, warm-up steps, throughput (tokens per
-    second), wall time (seconds), device, dtype; ``skipped``, ``target_modules`` and
-    ``params`` are JSON."""
+    log-likelihoods, training examples and steps, warm-up steps, device, dtype;
+    ``skipped``, ``target_modules`` and ``params`` are JSON. (Throughput and wall times are
+    machine facts: the stage writes them to its timings file, ``paths.work``.)"""
 
     __tablename__ = "exposure_adapters"
     adapter: str = Field(primary_key=True)
@@ -474,12 +474,29 @@ class ExposureAdapter(SQLModel, table=True):
     skipped: Optional[str] = None
     steps: Optional[int] = None
     warmup_steps: Optional[int] = None
-    tokens_per_s: Optional[float] = None
-    wall_s: Optional[float] = None
     device: Optional[str] = None
     dtype: Optional[str] = None
     target_modules: Optional[str] = None
     params: Optional[str] = None
+
+
+class ExternalVerdict(SQLModel, table=True):
+    """Another benchmark's own verdict on one released output (``source`` ``tla-bench``:
+    TLA+-Bench's ``outputs/verdicts/<regime>/<model>.jsonl``), written by the
+    ``generate_replay`` stage beside the outputs it replays: ``sany_pass``, ``tlc_pass``
+    (NULL where the benchmark ran no TLC), ``label``, ``evidence`` (cut to 300 characters
+    by the benchmark), ``gen_module`` (the module name the benchmark read)."""
+
+    __tablename__ = "external_verdicts"
+    source: str = Field(primary_key=True)
+    regime: str = Field(primary_key=True)
+    model: str = Field(primary_key=True)
+    task_id: str = Field(primary_key=True)
+    sany_pass: Optional[bool] = None
+    tlc_pass: Optional[bool] = None
+    label: Optional[str] = None
+    evidence: Optional[str] = None
+    gen_module: Optional[str] = None
 
 
 #: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
@@ -515,4 +532,5 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "exposure_arms": (ExposureArm, (("exposure", "exposure_arms.parquet"),)),
     "training_log": (TrainingStep, (("exposure", "training_log.parquet"),)),
     "exposure_adapters": (ExposureAdapter, (("exposure", "adapters.parquet"),)),
+    "external_verdicts": (ExternalVerdict, (("samples", "*/external_verdicts.parquet"),)),
 }

@@ -492,7 +492,8 @@ def write_cfg(cfg: Cfg) -> str:
     return "\n".join(lines) + "\n"
 
 
-def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = True) -> tuple[str, tuple[str, ...]]:
+def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = True,
+            text: str | None = None) -> tuple[str, tuple[str, ...]]:
     """Cfg text and extra TLC command-line flags for a given jar.
 
     For a jar without the ``CHECK_DEADLOCK`` keyword (TLC 2.15), the keyword is
@@ -501,12 +502,14 @@ def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = T
     For a jar without the ``ALIAS`` keyword (``supports_alias=False``), the ALIAS
     entry is dropped: it only chooses how TLC prints error traces and changes neither
     the states explored nor the verdict.
+    ``text``: the cfg's own text, returned unchanged when the jar needs no rewrite (a cfg
+    is rewritten only for a jar that lacks one of its keywords).
     ``cfg`` itself is not modified.  Returns ``(cfg_text, flags)``.
     """
     drop_deadlock = not supports_check_deadlock and cfg.check_deadlock is not None
     drop_alias = not supports_alias and cfg.alias is not None
     if not (drop_deadlock or drop_alias):
-        return write_cfg(cfg), ()
+        return (text if text is not None else write_cfg(cfg)), ()
     c = copy.deepcopy(cfg)
     flags: tuple[str, ...] = ()
     if drop_deadlock:

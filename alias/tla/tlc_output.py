@@ -196,3 +196,31 @@ def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOu
         out.kind = "crash"
     out.error_message = first_error() or f"TLC exited with code {exit_code} and no recognised message"
     return out
+
+
+# --------------------------------------------------------------------- stable logs
+_UNSTABLE = [
+    (re.compile(r"/\S*?alias-tla-[A-Za-z0-9_]+"), "<run>"),                       # the run's temp folder
+    (re.compile(r"<run>/jtmp/tlc-\d+/"), "<run>/jtmp/<tlc>/"),                  # v1.8.0's standard modules
+    (re.compile(r"jar:file:\S+?\.jar!"), "jar:file:<jar>!"),                       # ... read from the jar
+    (re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"), "<time>"),              # dates and clock times
+    (re.compile(r"with fp -?\d+ and seed -?\d+"), "with fp <fp> and seed <seed>"),
+    (re.compile(r"on \d+ cores? with \d+MB heap and \d+MB offheap memory( \[pid: \d+\])?( \([^)]*\))?"),
+     "on <machine>"),
+    (re.compile(r"\(\s*[\d,]+ s/min\)"), "(<rate> s/min)"),
+    (re.compile(r"\(\s*[\d,]+ ds/min\)"), "(<rate> ds/min)"),
+    (re.compile(r"\b(Finished(?: checking temporal properties)? in) \S+"), r"\1 <wall>"),
+    (re.compile(r"(based on the actual fingerprints:\s+val = )\S+"), r"\1<val>"),
+    (re.compile(r"\b\d+ms\b"), "<ms>"),
+]
+
+
+def stable_log(text: str) -> str:
+    """A SANY/TLC log with what differs between runs of the same inputs on other machines
+    replaced by placeholders (temp folder, dates, TLC's random fingerprint index and seed,
+    cores/heap/pid/OS, throughput rates, wall times, the fingerprint-based collision
+    estimate): same inputs and tool version -> same bytes. Results, errors, traces and
+    state counts are kept as TLC wrote them."""
+    for pattern, repl in _UNSTABLE:
+        text = pattern.sub(repl, text)
+    return text

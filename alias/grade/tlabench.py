@@ -1,0 +1,95 @@
+"""The ``tlabench`` grade: TLA+-Bench's own grading procedure, reproduced so that a user can
+check a published number with this tool (a compatibility grade, cached and journaled like
+``name``, in the same verdict table).
+
+The procedure, as the benchmark publishes it (``code/analysis/grading.py``,
+``code/validator.py``): the output keeps its own module name (the first
+``---- MODULE X`` header with three or more dashes; else the gold module's name) and is
+written, raw (no fence stripping), into a fresh folder that holds every gold module under
+its module name (the task's own left out) and the modules they import; library modules
+(TLAPS, Community Modules) resolve through the TLA-Library path. SANY on it: exit 0 is a
+parse pass. The task's ``.cfg`` is copied as ``<module>.cfg`` and TLC runs with it and no
+other option (this runner adds only ``-workers``, ``-cleanup``, ``-nowarning`` and a
+``-metadir`` in the run folder, which change no verdict): a TLC pass is exit 0 and no
+output line starting with ``Error:``. A task without a cfg fails TLC (``no_cfg``). Time
+limits: ``grade.tlabench.sany_timeout_s`` (60) and ``tlc_timeout_s`` (300).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+
+from alias.corpus.tlabench import staging_pool
+from alias.grade.cache import ToolRunner
+
+__all__ = ["CompatGrader", "generated_module"]
+
+_HEADER = re.compile(r"-{3,}\s*MODULE\s+(\w+)")
+
+
+def generated_module(text: str, gold_module: str) -> str:
+    """The module name the benchmark reads from an output: its first ``---- MODULE X``
+    header (three or more dashes), else the gold module's name."""
+    m = _HEADER.search(text or "")
+    return m.group(1) if m else gold_module
+
+
+@dataclass
+class CompatGrader:
+    """The benchmark's grader: ``files`` (every gold module and dependency, by file name),
+    ``gold`` (per spec id: gold module, cfg text or None, gold file) and the two time
+    limits. Picklable, so it travels to the workers that grade (no shared file system);
+    :meth:`from_release` reads a release folder (``corpus.path`` of a ``tlabench`` corpus)."""
+
+    files: dict[str, str]
+    gold: dict[str, tuple[str, str | None, str]]
+    sany_timeout_s: float
+    tlc_timeout_s: float
+
+    @classmethod
+    def from_release(cls, release: str, sany_timeout_s: float, tlc_timeout_s: float) -> "CompatGrader":
+        files, gold = staging_pool(release)
+        return cls(files, gold, sany_timeout_s, tlc_timeout_s)
+
+    @functools.cached_property
+    def pool_key(self) -> str:
+        """sha256 of the staged files and the gold table (part of a verdict's signature)."""
+        return hashlib.sha256(json.dumps([sorted(self.files.items()), sorted(self.gold.items())]).encode()).hexdigest()
+
+    @staticmethod
+    def _runner(runner: ToolRunner, timeout_s: float) -> ToolRunner:
+        child = ToolRunner(dataclasses.replace(runner.config, timeout_s=timeout_s), runner.cache_dir)
+        child.calls = runner.calls  # the calls land in the caller's list
+        return child
+
+    def grade(self, task_id: str, text: str, runner: ToolRunner) -> dict:
+        """The ``tlabench`` verdict fields of one output: ``passed`` (SANY and TLC pass),
+        ``sany_exit_ok``, ``tlc_kind``, ``reason`` (``sany_fail``, ``no_cfg``,
+        ``tlc_fail: <kind>``, ``no_task``), ``distinct_states``, ``error_text`` and
+        ``detail`` (JSON: gen_module, sany_pass, tlc_pass)."""
+        if task_id not in self.gold:
+            return {"passed": False, "reason": "no_task: the release has no gold file for this task"}
+        gold_module, cfg_text, _file = self.gold[task_id]
+        gen = generated_module(text, gold_module)
+        files = {k: v for k, v in self.files.items() if k != f"{gold_module}.tla"} | {f"{gen}.tla": text}
+        sany = self._runner(runner, self.sany_timeout_s).sany(files, gen, purpose="tlabench_sany")
+        detail = {"gen_module": gen, "sany_pass": sany.exit_code == 0}
+        out = {"sany_exit_ok": sany.exit_code == 0}
+        if sany.exit_code != 0:
+            return out | {"passed": False, "reason": f"sany_fail: {sany.kind}", "error_text": "; ".join(sany.errors)[:2000],
+                          "detail": json.dumps(detail | {"tlc_pass": None})}
+        if cfg_text is None:
+            return out | {"passed": False, "reason": "no_cfg", "detail": json.dumps(detail | {"tlc_pass": False})}
+        tlc = self._runner(runner, self.tlc_timeout_s).tlc(files | {f"{gen}.cfg": cfg_text}, gen, cfg_text,
+                                                           purpose="tlabench_tlc")
+        errors = [ln for ln in (tlc.output or "").splitlines() if ln.startswith("Error:")]
+        ok = tlc.exit_code == 0 and not errors
+        return out | {"passed": ok, "tlc_kind": tlc.kind, "distinct_states": tlc.distinct_states,
+                      "reason": None if ok else f"tlc_fail: {tlc.kind}",
+                      "error_text": None if ok else ("\n".join(errors) or tlc.error_message or tlc.kind)[:2000],
+                      "detail": json.dumps(detail | {"tlc_pass": ok})}
