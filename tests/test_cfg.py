@@ -186,3 +186,18 @@ def test_round_trip_tricky_comments(text):
     assert write_cfg(parse_cfg(out)) == out
     for c in cfg.comments:
         assert c.text in out
+
+
+def test_possible_section_of_tlc_1_8():
+    """v1.8.0's ``_POSSIBLE`` section (TLA+-Bench cfgs use it): parsed as a list, written
+    back, renamed with the spec, and dropped for the 2.15 jar that lacks it."""
+    text = "SPECIFICATION\nSpec\nINVARIANT\nTypeOK\n_POSSIBLE HasFour PourAction\nPOSTCONDITION PossibleCounts\n"
+    cfg = parse_cfg(text)
+    assert cfg.possible == ["HasFour", "PourAction"] and cfg.postcondition == "PossibleCounts"
+    assert parse_cfg(write_cfg(cfg)).possible == ["HasFour", "PourAction"]
+    assert cfg.names()["possible"] == ["HasFour", "PourAction"]
+    renamed = parse_cfg(rename_cfg(text, {"HasFour": "XyzAbc", "PourAction": "QwertyAsdf"}))
+    assert renamed.possible == ["XyzAbc", "QwertyAsdf"]
+    old, _ = for_jar(cfg, False, supports_alias=False)
+    assert "_POSSIBLE" not in old and parse_cfg(old).invariants == ["TypeOK"]
+    assert for_jar(cfg, True, text=text) == (text, ())

@@ -479,3 +479,29 @@ def test_store_without_generation_columns(tmp_path):
     assert meta["truncated_output"].notna().all()
     sim = query("SELECT output_text, extracted FROM v_similarity_inputs", db)
     assert (~sim["extracted"]).all() and (sim["output_text"] == "---- MODULE M ----").all()
+
+
+def test_every_model_report_says_where_its_outputs_come_from(tmp_path):
+    """Tables 1, U, P, M, N, L, V.1 (Experiment 1) name each model's source; Tables 2, F.1
+    and O.1 (Experiment 2) name the exposure stage's."""
+    from alias.report.stats_tables import write_stats_reports
+
+    tables, meta = appendix_tables()
+    s = tables["samples"]
+    where = {"opus-4.8": "released outputs: a fixture file", "gpt-5": "provider model: gpt-5"}
+    s["source"] = [where.get(m) for m in s["model"]]
+    db = make_store(tmp_path / "store", tables, meta)
+    out = tmp_path / "reports"
+    write_stats_reports(db, out, n_resamples=B)
+    A.write_appendix_reports(db, out, n_resamples=B)
+    V.write_similarity_report(db, out, n_resamples=B)
+    E.write_exposure_reports(db, out, n_resamples=B)
+    for name in ("table_1.md", "table_U_hidden.md", "table_P_disagreements.md", "table_M_known_names.md",
+                 "table_N_truncation.md",
+                 "table_L_continuation.md", "table_V1.md"):
+        text = (out / name).read_text()
+        section = text[text.index("## Where the outputs come from"):]
+        for model, source in where.items():
+            assert f"| {model} | {source} |" in section, (name, section)
+    for name in ("table_2.md", "table_F1.md", "table_O1.md"):
+        assert "## Where the outputs come from" in (out / name).read_text(), name

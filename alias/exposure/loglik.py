@@ -54,14 +54,16 @@ import pandas as pd
 
 from alias.exposure.trainsets import PROMPT_SEPARATOR
 from alias.generate.prompts import build_prompt
+from alias.store.db import columns
+from alias.store.models import LogLik
 from alias.tla.lexer import comment_string_spans
 
 __all__ = ["LOGLIK_COLUMNS", "aligned_identifier_spans", "identifier_spans", "token_mask", "score_reference",
            "reference_loglik"]
 
-#: Columns of the ``loglik`` rows returned by :func:`reference_loglik`.
-LOGLIK_COLUMNS = ["task_id", "condition", "model", "n_tokens", "mean_loglik", "outside_loglik", "n_outside",
-                  "identifier_loglik", "n_identifier", "n_reference_tokens", "truncated"]
+#: Columns of the ``loglik`` rows returned by :func:`reference_loglik`: the ``loglik``
+#: table's but the adapter's ``arm``, ``half`` and ``seen``, which the exposure stage adds.
+LOGLIK_COLUMNS = [c for c in columns(LogLik) if c not in ("arm", "half", "seen")]
 
 
 def identifier_spans(text: str, names: Iterable[str]) -> list[tuple[int, int]]:

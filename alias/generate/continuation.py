@@ -53,7 +53,12 @@ from fractions import Fraction
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping, Sequence
 
+import pandas as pd
+
 from alias.corpus.testset import TestSet
+from alias.generate.types import SampleRequest
+from alias.store.db import columns
+from alias.store.models import Continuation
 from alias.tla.lexer import tokens
 
 __all__ = [
@@ -69,9 +74,8 @@ CONTINUATION_PROMPT_VERSION = "alias-paper-L-v1"
 #: Appendix L reports the specifications continued "with a run of at least 50 tokens".
 LONG_RUN_TOKENS = 50
 
-#: Columns of :func:`continuation_rows`.
-CONTINUATION_COLUMNS = ["task_id", "condition", "model", "sample_idx", "prefix_lines", "continuation",
-                        "reference_remainder", "longest_run"]
+#: Columns of :func:`continuation_rows`: the ``continuations`` table's.
+CONTINUATION_COLUMNS = columns(Continuation)
 
 _INSTRUCTION = (
     "The following are the first {n} lines of the file {path} in the GitHub repository "
@@ -212,8 +216,6 @@ def continuation_requests(items: Iterable[ContinuationItem], model: str, *, n_sa
     ``generate_local``; ``prompt_version`` is :data:`CONTINUATION_PROMPT_VERSION`.  Keys
     reuse (task_id, condition, model, sample_idx), so keep these in a ledger of their
     own, apart from the generation samples."""
-    from alias.generate.types import SampleRequest
-
     return [SampleRequest(task_id=it.task_id, condition=it.condition, model=model, sample_idx=k,
                           prompt=it.prompt, max_tokens=max_tokens, temperature=temperature, top_p=top_p,
                           prompt_version=CONTINUATION_PROMPT_VERSION)
@@ -236,8 +238,6 @@ def continuation_rows(items: Iterable[ContinuationItem], samples: Iterable[Any])
     remainder.  Samples of an unknown (task_id, condition) raise ``KeyError``; rows are
     sorted by task_id, condition, model, sample_idx.
     """
-    import pandas as pd
-
     by_key = {(it.task_id, it.condition): it for it in items}
     rows = []
     for s in samples:

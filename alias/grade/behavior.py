@@ -395,7 +395,7 @@ class BehaviorGrader:
     def _cfg_base(self) -> Cfg:
         c = copy.deepcopy(self.cfg)
         c.invariants, c.properties = [], []
-        c.alias, c.postcondition = None, None
+        c.alias, c.postcondition, c.possible = None, None, []
         return c
 
     def _write(self, c: Cfg) -> tuple[str, tuple[str, ...]]:

@@ -94,7 +94,7 @@ def eligibility(ref: Reference) -> tuple[bool, str | None]:
 
 def _reach_cfg(ref: Reference, runner: ToolRunner, view: str | None) -> tuple[str, tuple[str, ...]]:
     c = copy.deepcopy(parse_cfg(ref.cfg_text))
-    c.invariants, c.properties, c.alias, c.postcondition = [], [], None, None
+    c.invariants, c.properties, c.alias, c.postcondition, c.possible = [], [], None, None, []
     c.check_deadlock = False
     if view:
         c.view = view

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from alias.report.stats_tables import _models
-from alias.report.tables import to_markdown
+from alias.report.tables import sources_markdown, to_markdown
 from alias.stats import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_difference
 from alias.store.db import query
 from alias.tla.lexer import strip_comments, tokens
@@ -199,5 +199,5 @@ def write_similarity_report(db: str | Path, out_dir: str | Path, *, n_resamples:
         f"original - random over tasks with both, with a 95% bootstrap CI from {n_resamples} resamples of tasks "
         f"(seed {seed}). {len(samples)} samples scored, {extracted} of them from an extracted module (the others "
         "from the raw output). The meaningful condition has no data until its references are in the store.\n\n"
-        + to_markdown(format_table_v1(t)))
+        + to_markdown(format_table_v1(t)) + "\n" + sources_markdown(db))
     return {"files": {p.name: str(p)}, "table": t, "samples": samples}

@@ -38,12 +38,13 @@ KEYWORDS: dict[str, str] = {
     "CONSTRAINT": "constraints", "CONSTRAINTS": "constraints",
     "ACTION_CONSTRAINT": "action_constraints", "ACTION_CONSTRAINTS": "action_constraints",
     "SYMMETRY": "symmetry", "VIEW": "view", "CHECK_DEADLOCK": "check_deadlock",
-    "ALIAS": "alias", "POSTCONDITION": "postcondition",
+    "ALIAS": "alias", "POSTCONDITION": "postcondition", "POSTCONDITIONS": "postcondition",
+    "_POSSIBLE": "possible",   # TLC v1.8.0: states or actions some behavior must reach
 }
 #: Words that are tokenized as ``keyword`` but are values, not section openers.
 VALUE_KEYWORDS = frozenset({"TRUE", "FALSE"})
 
-_LIST_KINDS = ("invariants", "properties", "constraints", "action_constraints")
+_LIST_KINDS = ("invariants", "properties", "constraints", "action_constraints", "possible")
 _SINGLE_KINDS = ("init", "next", "specification", "symmetry", "view", "alias", "postcondition")
 #: Canonical spelling used by :func:`write_cfg` when a section has no recorded spelling.
 _DEFAULT_SPELLING = {
@@ -52,6 +53,7 @@ _DEFAULT_SPELLING = {
     "properties": "PROPERTIES", "constraints": "CONSTRAINTS",
     "action_constraints": "ACTION_CONSTRAINTS", "symmetry": "SYMMETRY", "view": "VIEW",
     "check_deadlock": "CHECK_DEADLOCK", "alias": "ALIAS", "postcondition": "POSTCONDITION",
+    "possible": "_POSSIBLE",
 }
 _KIND_ORDER = tuple(_DEFAULT_SPELLING)
 
@@ -203,7 +205,7 @@ class Cfg:
     Entry fields: ``constants`` (list of :class:`Constant`), ``init``, ``next``,
     ``specification``, ``symmetry``, ``view``, ``alias``, ``postcondition``
     (``str | None``: an operator name), ``invariants``, ``properties``,
-    ``constraints``, ``action_constraints`` (``list[str]``), ``check_deadlock``
+    ``constraints``, ``action_constraints``, ``possible`` (``_POSSIBLE``, v1.8.0) (``list[str]``), ``check_deadlock``
     (``bool | None``; ``None`` = not given, TLC checks deadlock by default).
 
     Layout fields, used only by :func:`write_cfg`: ``comments``,
@@ -225,6 +227,7 @@ class Cfg:
     check_deadlock: bool | None = None
     alias: str | None = None
     postcondition: str | None = None
+    possible: list[str] = field(default_factory=list)
     comments: list[Comment] = field(default_factory=list)
     section_order: list[str] = field(default_factory=list)
     spellings: dict[str, str] = field(default_factory=dict)
@@ -501,14 +504,16 @@ def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = T
     "do not check for deadlock"); ``TRUE`` is TLC's default and needs no flag.
     For a jar without the ``ALIAS`` keyword (``supports_alias=False``), the ALIAS
     entry is dropped: it only chooses how TLC prints error traces and changes neither
-    the states explored nor the verdict.
+    the states explored nor the verdict. Such a jar (TLC 2.15) also lacks v1.8.0's
+    ``_POSSIBLE`` section, which is dropped too: the fallback jar checks less there.
     ``text``: the cfg's own text, returned unchanged when the jar needs no rewrite (a cfg
     is rewritten only for a jar that lacks one of its keywords).
     ``cfg`` itself is not modified.  Returns ``(cfg_text, flags)``.
     """
     drop_deadlock = not supports_check_deadlock and cfg.check_deadlock is not None
     drop_alias = not supports_alias and cfg.alias is not None
-    if not (drop_deadlock or drop_alias):
+    drop_possible = not supports_alias and bool(cfg.possible)
+    if not (drop_deadlock or drop_alias or drop_possible):
         return (text if text is not None else write_cfg(cfg)), ()
     c = copy.deepcopy(cfg)
     flags: tuple[str, ...] = ()
@@ -521,4 +526,8 @@ def for_jar(cfg: Cfg, supports_check_deadlock: bool, *, supports_alias: bool = T
         c.alias = None
         if "alias" in c.section_order:
             c.section_order.remove("alias")
+    if drop_possible:
+        c.possible = []
+        if "possible" in c.section_order:
+            c.section_order.remove("possible")
     return write_cfg(c), flags

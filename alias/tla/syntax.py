@@ -6,6 +6,7 @@ takes the module as ``str`` and parses it with :func:`parse`.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -31,8 +32,6 @@ def language() -> ts.Language:
     tree-sitter 0.25+ still accepts but flags as deprecated; the warning is silenced here
     because no newer grammar release exists.
     """
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         return ts.Language(tst.language())
