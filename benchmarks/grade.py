@@ -8,7 +8,8 @@ folder holding every gold module):
     process and then one TLC process, one output after another, plain ``java -cp``;
 (b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
-    class-data-sharing archive, TLC skipped after a parse failure, identical runs made once;
+    class-data-sharing archive, SANY in one long-lived JVM per worker, TLC skipped after a
+    parse failure, identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
@@ -48,7 +49,8 @@ from alias.grade.cache import ToolRunner  # noqa: E402
 from alias.grade.run import grade_samples  # noqa: E402
 from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
 from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
-from alias.tla.tools import ToolConfig, cds_archive, default_cds_dir, find_jar  # noqa: E402
+from alias.tla.sany_server import server_classes  # noqa: E402
+from alias.tla.tools import ToolConfig, cds_archive, default_jvm_cache, find_jar  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "tlabench"
 
@@ -165,9 +167,13 @@ def _timed_alias(label: str, samples, tools, compat, work: Path, executor, cache
 def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -> list[dict]:
     """ALIAS cold with one lever off at a time, plus what the data say of the levers that
     need no second run (TLC skipped after a parse failure, identical runs made once)."""
-    rows = [_timed_alias("lever: no class-data-sharing archive", fast, dataclasses.replace(tools, cds_dir=""),
+    rows = [_timed_alias("lever: no class-data-sharing archive", fast, dataclasses.replace(tools, cds=False),
                          compat, work, LocalExecutor(workers)),
+            _timed_alias("lever: no SANY server (a JVM per SANY run)", fast,
+                         dataclasses.replace(tools, sany_server=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
+    for r in rows:
+        r["differences_vs_naive"] = len(differences(naive, r["verdicts"]))
     skipped = [naive[_key(s)] for s in fast if not naive[_key(s)]["sany_pass"]]
     texts = [(s["task_id"], s["text"]) for s in fast]
     rows.append({"label": "lever: TLC skipped after a parse failure", "tlc_runs_saved": len(skipped),
@@ -200,9 +206,11 @@ def run(args) -> dict:
     pool = staging_pool(release)
     compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
     tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
-                       cds_dir=str(Path(args.work) / "cds") if args.work else default_cds_dir())
+                       jvm_cache=str(Path(args.work) / "jvm") if args.work else default_jvm_cache(),
+                       sany_server=True)
     t0 = time.perf_counter()
-    cds_archive(tools)  # a machine's setup step, made once (timed apart)
+    cds_archive(tools)  # a machine's setup steps, made once (timed apart)
+    server_classes(tools.java, jar, tools.jvm_cache)
     res: dict = {"outputs": len(samples), "jar": str(jar), "workers": args.workers, "cds_build_s": time.perf_counter() - t0}
     t0 = time.perf_counter()
     naive = run_naive(samples, pool, jar, library, args.sany_timeout, args.tlc_timeout)
@@ -239,14 +247,16 @@ def report(res: dict) -> str:
     """The measurements as text, ratios to the naive procedure side by side."""
     fast = res["outputs"] - len(res["timeouts"])
     lines = [f"{res['outputs']} outputs ({fast} finish within the TLC limit; apart: {', '.join(res['timeouts']) or 'none'}); "
-             f"{res['workers']} workers; class-data-sharing archive built in {res['cds_build_s']:.1f} s",
+             f"{res['workers']} workers; class-data-sharing archive and SANY server built in {res['cds_build_s']:.1f} s",
              f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s}",
              f"{'(a) naive: SANY then TLC, one process each':46s} {res['naive_per_min']:12.1f} {res['naive_s']:9.1f} "
              f"{'':>10s} {1.0:8.2f}"]
     for r in res["runs"]:
         if "per_min" in r:
+            diffs = r.get("differences_vs_naive")
             lines.append(f"{r['label']:46s} {r['per_min']:12.1f} {r['wall_s']:9.1f} {r['tool_runs']:10d} "
-                         f"{r['per_min'] / res['naive_per_min']:8.2f}")
+                         f"{r['per_min'] / res['naive_per_min']:8.2f}"
+                         + (f"   {diffs} verdicts differ from naive" if diffs is not None else ""))
         else:
             lines.append(f"{r['label']:46s} " + ", ".join(f"{k} {v}" for k, v in r.items() if k != "label"))
     lines.append(f"verdict differences, naive vs ALIAS: {len(res['differences'])}")

@@ -10,7 +10,7 @@ from typing import Any
 
 from alias.config import Config
 from alias.tla.executor import Executor, make_executor
-from alias.tla.tools import ToolConfig, capabilities, check_java, default_cds_dir, find_jar
+from alias.tla.tools import ToolConfig, capabilities, check_java, default_jvm_cache, find_jar
 
 __all__ = ["tool_config", "grade_tool_config", "executor", "worker_tools", "write_status", "write_timings"]
 
@@ -23,7 +23,7 @@ def tool_config(config: Config, *, check: bool = True) -> ToolConfig:
     tc = ToolConfig(java=t.java, jar=find_jar(t.jar or None),
                     library=tuple(str(Path(p).resolve()) for p in config.corpus.library),
                     timeout_s=t.timeout_s, memory_mb=t.memory_mb, workers=t.workers,
-                    cds_dir=default_cds_dir() if t.cds else "")
+                    jvm_cache=default_jvm_cache(), cds=t.cds, sany_server=t.sany_server)
     if check:
         check_java(tc)
         _warn_if_fallback(tc)

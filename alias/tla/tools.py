@@ -35,13 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from alias.errors import AliasError
+from . import sany_server
 from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
     "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
     "supports_check_deadlock", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
     "check_java", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
-    "default_cds_dir",
+    "default_jvm_cache",
 ]
 
 #: Maximum characters of tool output kept per run (head 1 MiB + tail 3 MiB).
@@ -75,9 +76,12 @@ class ToolConfig:
     ``library``: directories with library modules (TLAPS, Community Modules),
     passed as ``-DTLA-Library=dir1:dir2``.  ``timeout_s``: wall-clock limit per
     run, seconds.  ``memory_mb``: JVM heap limit (``-Xmx``), MiB.  ``workers``:
-    TLC ``-workers``.  ``cds_dir``: folder of class-data-sharing archives of the jar (one
-    per jar and Java, built on first use; empty: none): a JVM that maps the tools' classes
-    from the archive starts faster, which dominates the short runs of grading.
+    TLC ``-workers``.  ``jvm_cache``: a machine-local folder for what speeds up JVM starts
+    (empty: nothing is built or used); there, with ``cds``, a class-data-sharing archive of
+    the jar (one per jar and Java, built on first use: a JVM that maps the tools' classes
+    from it starts faster, which dominates the short runs of grading) and, with
+    ``sany_server``, the compiled SANY server (:mod:`alias.tla.sany_server`: SANY runs in one
+    long-lived JVM per process instead of a JVM per run).
     ``properties``: Java system properties for every run (``(("tlc2.tool.impl.Tool.cdot",
     "true"),)``), part of the run key.  No field but ``properties`` changes a result.
     """
@@ -88,7 +92,9 @@ class ToolConfig:
     timeout_s: float = 300
     memory_mb: int = 2048
     workers: int = 1
-    cds_dir: str = ""
+    jvm_cache: str = ""
+    cds: bool = True
+    sany_server: bool = False
     properties: tuple[tuple[str, str], ...] = ()
 
 
@@ -308,7 +314,7 @@ def capabilities(config: ToolConfig) -> Capabilities:
     else:  # the probe run itself uses no optional flag
         _CAPABILITIES[key] = Capabilities(version, False, False, False, False, False, False)
         probe = run_tlc({"Probe.tla": _PROBE_TLA}, "Probe", "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n",
-                        dataclasses.replace(config, cds_dir=""))
+                        dataclasses.replace(config, cds=False))
         modern = probe.kind == "success"
     caps = Capabilities(version=version, modern=modern, check_deadlock=modern, alias=modern,
                         no_generate_spec_te=modern, multi_module_files=modern,
@@ -338,31 +344,31 @@ def library_digest(library: tuple[str, ...] | list[str]) -> str:
     return _LIBRARY_DIGESTS[key]
 
 
-def default_cds_dir() -> str:
-    """Where :func:`cds_archive` keeps archives unless told otherwise:
-    ``$XDG_CACHE_HOME/alias/cds`` (``~/.cache/alias/cds``); an archive belongs to one
+def default_jvm_cache() -> str:
+    """The machine-local JVM cache folder (``ToolConfig.jvm_cache``) the stages use:
+    ``$XDG_CACHE_HOME/alias/jvm`` (``~/.cache/alias/jvm``); what it holds belongs to one
     machine's Java and jar, never to a checkout."""
-    return str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "alias" / "cds")
+    return str(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "alias" / "jvm")
 
 
 def cds_archive(config: ToolConfig) -> Path | None:
     """The class-data-sharing archive of ``config.jar`` for ``config.java`` under
-    ``config.cds_dir`` (built on first use by one TLC run of a small spec with
+    ``config.jvm_cache`` (built on first use by one TLC run of a small spec with
     ``-XX:ArchiveClassesAtExit``; written atomically, so concurrent builders do not
-    clash); ``None`` when ``cds_dir`` is empty or the archive cannot be built (the runs
-    then start without it)."""
-    if not config.cds_dir:
+    clash); ``None`` without ``cds`` or a ``jvm_cache``, or when the archive cannot be
+    built (the runs then start without it)."""
+    if not (config.cds and config.jvm_cache):
         return None
     jar_key = _jar_key(config)
     name = hashlib.sha256(json.dumps([jar_key, config.java, _java_line(config)]).encode()).hexdigest()[:20]
-    path = Path(config.cds_dir) / f"tla2tools-{name}.jsa"
+    path = Path(config.jvm_cache) / f"tla2tools-{name}.jsa"
     if path.exists() or name in _CDS_FAILED:
         return path if path.exists() else None
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _with_tmp({"Probe.tla": _PROBE_TLA, _CFG_NAME: "INIT Init\nNEXT Next\n"})
     try:
         part = path.with_name(f".{path.name}.{os.getpid()}.part")
-        base = _jvm_args(dataclasses.replace(config, cds_dir=""), tmp)
+        base = _jvm_args(dataclasses.replace(config, cds=False), tmp)
         argv = base[:1] + [f"-XX:ArchiveClassesAtExit={part}"] + base[1:] + [
             "tlc2.TLC", "-workers", "1", "-cleanup", "-metadir", str(tmp / "states"), "-config", _CFG_NAME, "Probe"]
         r = _execute(argv, tmp, 120)
@@ -530,6 +536,26 @@ _SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
                r"Cannot find source file", r"^File does not exist", r"Fatal errors"]
 
 
+def _sany_in_server(path: Path, config: ToolConfig) -> _Run | None:
+    """SANY on ``path`` through this process's SANY server (:mod:`alias.tla.sany_server`);
+    ``None`` when the config asks for none or none can be built (SANY then runs as a
+    process). The server's JVM has the process run's options, its own temp folder and the
+    jar's CDS archive."""
+    if not (config.sany_server and config.jvm_cache):
+        return None
+    classes = sany_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
+    if classes is None:
+        return None
+    jvm = _jvm_args(dataclasses.replace(config, library=()), Path("{TMP}"))
+    key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties)
+    server, lock = sany_server.server_for(key, jvm, classes)
+    library = os.pathsep.join(str(d) for d in config.library)
+    with lock:
+        reply = server.parse(path, library, config.timeout_s)
+    start_error = None if reply.exit_code is not None or reply.timed_out else reply.error
+    return _Run(reply.exit_code, reply.wall_s, reply.output, reply.timed_out, start_error=start_error)
+
+
 def _sany_errors(text: str) -> list[str]:
     errs: list[str] = []
     m = re.search(r"^\*\*\* Errors: \d+\s*\n(.*?)(?=^\*\*\* Warnings|\Z)", text, re.M | re.S)
@@ -560,8 +586,10 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     key = _run_key("sany", files, main, None, version, (), config)
     tmp = _with_tmp(files)
     try:
-        argv = _jvm_args(config, tmp) + ["tla2sany.SANY", f"{main}.tla"]
-        r = _execute(argv, tmp, config.timeout_s)
+        r = _sany_in_server(tmp / f"{main}.tla", config)
+        if r is None:
+            argv = _jvm_args(config, tmp) + ["tla2sany.SANY", f"{main}.tla"]
+            r = _execute(argv, tmp, config.timeout_s)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     errors = _sany_errors(r.output)
