@@ -82,12 +82,13 @@ _CODE_VERSION: str | None = None
 
 
 def grader_source_files(root: Path | None = None) -> list[Path]:
-    """The ``.py`` files of :data:`GRADER_SOURCES` under the package folder ``root``, sorted."""
+    """The ``.py`` and ``.java`` files (the SANY server) of :data:`GRADER_SOURCES` under the
+    package folder ``root``, sorted."""
     root = Path(__file__).resolve().parents[1] if root is None else root
     files: set[Path] = set()
     for rel in GRADER_SOURCES:
         p = root / rel
-        files |= set(p.rglob("*.py")) if p.is_dir() else {p}
+        files |= {f for f in p.rglob("*") if f.suffix in (".py", ".java")} if p.is_dir() else {p}
     return sorted(files)
 
 
