@@ -249,6 +249,37 @@ def test_instance_parameters_that_substitute_implicitly_follow_the_module(sany):
     assert leftover_identifiers(r) == []
 
 
+@pytest.mark.tlc
+def test_an_implicit_substitution_into_a_library_instance_is_made_explicit(sany):
+    """``INSTANCE Stuttering`` substitutes the instantiating module's ``s`` for the library
+    module's VARIABLE ``s``; once ``s`` is renamed the instance needs ``WITH s <- <new>``
+    (TLA+-Bench task 1559: "Substitution missing for symbol s")."""
+    lib = "---- MODULE Stut ----\nVARIABLES s, vars\nStep == s' = s\n====\n"
+    main = ("---- MODULE Main ----\nVARIABLE x, s\nvars == <<x, s>>\nINSTANCE Stut\n"
+            "I == INSTANCE Stut WITH vars <- <<x>>\nNext == Step /\\ I!Step /\\ UNCHANGED x\n====\n")
+    r = rename_task({"Main": main}, None, None, 0, "s", library_modules={"Stut": lib})
+    m, t = r.mapping, r.modules[r.mapping["Main"]]
+    assert f"INSTANCE Stut WITH s <- {m['s']}, vars <- {m['vars']}\n" in t
+    assert f"INSTANCE Stut WITH vars <- <<{m['x']}>>, s <- {m['s']}\n" in t
+    ok, out = sany({**r.modules, "Stut": lib}, m["Main"])
+    assert ok, out
+    assert sany({"Main": main, "Stut": lib}, "Main")[0]
+
+
+def test_strings_that_name_a_possible_entry_follow_the_operator():
+    """TLC v1.8.0 counts each ``_POSSIBLE`` name and the spec reads the count back by name,
+    as a string: that string is renamed with the operator; other strings are kept."""
+    main = ('---- MODULE M ----\nEXTENDS _Possible\nVARIABLE big\nHasFour == big = 4\n'
+            'Counts == LET p == _Counts IN p["HasFour"] = 8 /\\ "HasFour" # "big"\n====\n')
+    cfg = "INIT Init\nNEXT Next\n_POSSIBLE HasFour\nPOSTCONDITION Counts\n"
+    r = rename_task({"M": main}, None, cfg, 0, "p")
+    new = r.mapping["HasFour"]
+    t = r.modules[r.mapping["M"]]
+    assert f'["{new}"] = 8' in t and f'"{new}" # "big"' in t and f"_POSSIBLE {new}" in r.cfg_text
+    assert rename_task({"M": main}, None, "INIT Init\nNEXT Next\n", 0, "p").modules[r.mapping["M"]].count(
+        '"HasFour"') == 2                                          # without _POSSIBLE, strings are kept
+
+
 def test_library_module_names_kept_and_reserved():
     lib = "---- MODULE LibMod ----\nLibOp(x) == x\nLibVal == 0\n====\n"
     main = "---- MODULE Main ----\nEXTENDS LibMod\nMine == LibOp(LibVal)\n====\n"

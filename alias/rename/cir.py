@@ -54,8 +54,9 @@ from typing import Iterable, Iterator
 import tree_sitter as ts
 
 from alias.rename.names import NameGenerator, RenameError
-from alias.tla.cfg import rename_cfg, tokenize
-from alias.tla.syntax import STANDARD_MODULES, imported_modules, node_text, parse
+from alias.tla.cfg import CfgError, parse_cfg, rename_cfg, tokenize
+from alias.tla.lexer import string_spans
+from alias.tla.syntax import STANDARD_MODULES, imported_modules, module_info, node_text, parse
 
 __all__ = ["RenameError", "RenameResult", "rename_task", "rename_names", "leftover_identifiers", "KINDS"]
 
@@ -648,19 +649,16 @@ def rename_task(
         taken.add(new)
         mapping[old] = new
 
-    # 3. rewrite by byte spans
+    # 3. rewrite by byte spans (and the strings that name a _POSSIBLE entry); make the
+    # implicit substitutions of library instances explicit
+    for fname, evs in _possible_string_events(task, author_files, cfg_text, mapping).items():
+        events[fname] = events[fname] + evs
+    inserts = _instance_substitutions(task, author_files, mapping)
     out_modules: dict[str, str] = {}
     for fname in sorted(author_files):
-        src = task.srcs[fname]
-        parts, pos = [], 0
-        for start, end, text in sorted(events[fname]):
-            if start < pos:
-                continue
-            parts += [src[pos:start], mapping[text].encode("ascii")]
-            pos = end
-        parts.append(src[pos:])
+        edits = [(a, b, mapping[t].encode("ascii")) for a, b, t in events[fname]] + inserts.get(fname, [])
         new_name = mapping.get(fname, fname)
-        out_modules[new_name] = b"".join(parts).decode("utf-8")
+        out_modules[new_name] = _apply_edits(task.srcs[fname], edits).decode("utf-8")
 
     module_names = {k: mapping[k] for (mod, k), kind in kinds.items()
                     if kind == "module" and k in mapping}
@@ -674,6 +672,79 @@ def rename_task(
     lib = {k: v for k, v in files.items() if k not in author_files}
     return RenameResult(mapping=mapping, identifiers=identifiers, modules=out_modules,
                         module_names=module_names, cfg_text=new_cfg, library_modules=lib)
+
+
+def _apply_edits(src: bytes, edits: list[tuple[int, int, bytes]]) -> bytes:
+    """``src`` with each ``(start, end, new)`` byte span replaced (an insertion when
+    ``start == end``); a span that overlaps an earlier one is skipped."""
+    parts, pos = [], 0
+    for start, end, new in sorted(edits, key=lambda e: (e[0], e[1])):
+        if start < pos:
+            continue
+        parts += [src[pos:start], new]
+        pos = end
+    parts.append(src[pos:])
+    return b"".join(parts)
+
+
+def _instance_substitutions(task: "_Task", author_files: set[str],
+                            mapping: dict[str, str]) -> dict[str, list[tuple[int, int, bytes]]]:
+    """Insertions that make explicit the substitutions an ``INSTANCE`` of a library module
+    leaves implicit (``INSTANCE Stuttering`` substitutes the instantiating module's ``s``
+    and ``vars`` for Stuttering's parameters of the same names): once those names are
+    renamed, the instance needs ``WITH s <- <new s>``, or SANY reports a missing
+    substitution. Library modules keep their names, so only their instances need this."""
+    params = {f: module_info(text) for f, text in task.files.items() if f not in author_files}
+    out: dict[str, list[tuple[int, int, bytes]]] = {}
+    for fname in sorted(author_files):
+        src = task.srcs[fname]
+        for node in _nodes(task.trees[fname].root_node, "instance"):
+            target = next((c for c in node.named_children if c.type == "identifier_ref"), None)
+            info = params.get(node_text(target, src)) if target is not None else None
+            if info is None:
+                continue
+            explicit = {node_text(c.named_children[0], src) for c in node.named_children
+                        if c.type == "substitution" and c.named_children}
+            missing = [p for p in info.constants + info.variables if p in mapping and p not in explicit]
+            if missing:
+                subs = ", ".join(f"{p} <- {mapping[p]}" for p in missing)
+                glue = ", " if explicit else " WITH "
+                out.setdefault(fname, []).append((node.end_byte, node.end_byte, (glue + subs).encode("ascii")))
+    return out
+
+
+def _nodes(node, kind: str):
+    if node.type == kind:
+        yield node
+    for c in node.children:
+        yield from _nodes(c, kind)
+
+
+def _possible_names(cfg_text: str | None) -> set[str]:
+    try:
+        return set(parse_cfg(cfg_text).possible) if cfg_text else set()
+    except CfgError:
+        return set()
+
+
+def _possible_string_events(task: "_Task", author_files: set[str], cfg_text: str | None,
+                            mapping: dict[str, str]) -> dict[str, list[tuple[int, int, str]]]:
+    """Byte spans of the string literals whose text is a renamed name of the cfg's
+    ``_POSSIBLE`` section (TLC v1.8.0): TLC reports how often each such state or action
+    occurred under its name, and a spec reads the counts back by that name as a string
+    (``_Counts["HasFour"]``), so the string must follow the operator's new name."""
+    names = {n for n in _possible_names(cfg_text) if n in mapping}
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    if not names:
+        return out
+    for fname in sorted(author_files):
+        text = task.srcs[fname].decode("utf-8")
+        for start, end in string_spans(text):
+            inner = text[start + 1:end - 1]
+            if end - start >= 2 and text[start] == '"' and text[end - 1] == '"' and inner in names:
+                b0 = len(text[:start + 1].encode("utf-8"))
+                out.setdefault(fname, []).append((b0, b0 + len(inner.encode("utf-8")), inner))
+    return out
 
 
 def leftover_identifiers(
