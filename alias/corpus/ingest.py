@@ -41,7 +41,7 @@ import pandas as pd
 from alias.errors import AliasError
 from alias.tla.extract import asciify
 from alias.tla.lexer import comment_string_spans
-from alias.tla.syntax import ModuleInfo, module_info, parse
+from alias.tla.syntax import ModuleInfo, imported_modules, module_info, parse
 
 EMBEDDED_CORPUS = Path(__file__).resolve().parent / "embedded"
 
@@ -345,29 +345,43 @@ class Corpus:
 
     def closure(self, top: CorpusModule) -> tuple[list[CorpusModule], list[str], list[str]]:
         """Author modules reachable from ``top`` by EXTENDS/INSTANCE (``top`` first), the
-        library modules they need (in ``library`` dirs), and names found nowhere."""
+        library modules they need (in ``library`` dirs, with the library modules those
+        import, transitively), and names found nowhere.
+
+        Module-level EXTENDS/INSTANCE decide ``missing``; an INSTANCE nested in a LET or a
+        definition (``G == INSTANCE Graphs`` inside an operator) is followed too when it
+        names an author or library module (a name found nowhere there may be a module
+        nested in the same file, which TLC needs no file for)."""
         seen: list[CorpusModule] = []
         lib: list[str] = []
         missing: list[str] = []
+
+        def add_library(name: str) -> None:
+            todo = [name]
+            while todo:
+                n = todo.pop(0)
+                if n in lib or n in JAR_MODULES or self.library_path(n) is None:
+                    continue
+                lib.append(n)
+                todo += imported_modules(self.library_module(n).text)
+
         stack = [top]
         while stack:
             m = stack.pop(0)
             if m in seen:
                 continue
             seen.append(m)
-            for imp in m.info.imports:
+            top_level = m.info.imports
+            nested = [n for n in imported_modules(m.text) if n not in top_level]
+            for imp in top_level + nested:
                 am = self.resolve(imp, m)
                 if am is not None:
                     stack.append(am)
                 elif imp in JAR_MODULES:
                     continue
                 elif self.library_path(imp) is not None:
-                    if imp not in lib:
-                        lib.append(imp)
-                        for sub in module_info(self.library_module(imp).text).imports:
-                            if sub not in JAR_MODULES and sub not in lib and self.library_path(sub):
-                                lib.append(sub)
-                elif imp not in missing:
+                    add_library(imp)
+                elif imp not in missing and imp in top_level:
                     missing.append(imp)
         # a corpus module shadows a library module of the same name (TLC searches the
         # spec's directory before TLA-Library), e.g. a folder's own Folds.tla
