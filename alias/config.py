@@ -17,6 +17,7 @@ repository root under ``dvc repro``); times are seconds; memory is MiB.
 from __future__ import annotations
 
 import collections.abc
+import re
 import types
 import typing
 from dataclasses import dataclass, fields, is_dataclass
@@ -50,6 +51,18 @@ class ConfigError(AliasError, ValueError):
 
 class _Invalid(Exception):
     """Raised by a ``check`` method: ``(field, message)``, prefixed with the key later."""
+
+
+#: Java system properties a run may set (``tla.properties``): names and values of these
+#: characters only, so that no property becomes another JVM option.
+_PROPERTY = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
+_PROPERTY_VALUE = re.compile(r"[A-Za-z0-9_.,:-]*")
+
+
+def valid_property(name: str, value: str) -> bool:
+    """Whether ``-D<name>=<value>`` is a Java system property a TLA+ tools run may set (no
+    other JVM option can hide in it)."""
+    return bool(_PROPERTY.fullmatch(name) and _PROPERTY_VALUE.fullmatch(value))
 
 
 def _require(ok: bool, field: str, message: str) -> None:
@@ -108,7 +121,10 @@ class TlaConfig:
     """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits;
     ``cds``: start each JVM from a class-data-sharing archive of the jar; ``sany_server``:
     run SANY in one long-lived JVM per process (both built once per machine under the
-    user's cache folder; neither changes a result)."""
+    user's cache folder; neither changes a result); ``properties``: Java system properties
+    of every run (``-Dname=value``, as the TLA+ Examples' CI sets
+    ``tlc2.tool.impl.Tool.cdot``); ``seed``: TLC's ``-seed`` for a module that draws with
+    ``RandomElement`` or the ``Randomization`` module (Methods "Test set")."""
 
     jar: str
     java: str
@@ -118,9 +134,14 @@ class TlaConfig:
     parallel: int
     cds: bool
     sany_server: bool
+    properties: dict[str, str]
+    seed: int
 
     def check(self) -> None:
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
+        for name, value in self.properties.items():
+            _require(valid_property(name, value), f"properties.{name}",
+                     "a Java system property: name [A-Za-z][A-Za-z0-9_.]*, value [A-Za-z0-9_.,:-]*")
         _require(self.memory_mb >= 64, "memory_mb", "must be >= 64")
         _require(self.workers >= 1, "workers", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")

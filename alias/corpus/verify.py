@@ -20,10 +20,11 @@ import pandas as pd
 from alias.corpus.testset import TestSet
 from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.cfg import CfgError, for_jar, parse_cfg
+from alias.tla.lexer import tokens
 from alias.tla.tlc_output import stable_log
 from alias.tla.tools import ToolConfig, run_sany, run_tlc, supports_check_deadlock, tool_version
 
-__all__ = ["Copy", "VerifyJob", "VerifyContext", "verify_job", "verify_task", "verify_tasks", "write_logs", "manifest_note"]
+__all__ = ["Copy", "RANDOM_OPERATORS", "random_operators", "VerifyJob", "VerifyContext", "verify_job", "verify_task", "verify_tasks", "write_logs", "manifest_note"]
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,23 @@ def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, fla
     }
 
 
-def check_copy(copy: Copy, config: ToolConfig, logs: Path) -> tuple[dict, dict]:
+#: Operators whose value TLC draws at random (module TLC and the Randomization module).
+RANDOM_OPERATORS = frozenset({"RandomElement", "RandomSubset", "RandomSetOfSubsets", "RandomSubsetSet",
+                              "TestRandomSubset", "TestRandomSetOfSubsets"})
+
+
+def random_operators(copy: Copy) -> list[str]:
+    """The random-draw operators (:data:`RANDOM_OPERATORS`) that the code of ``copy``'s
+    modules uses, sorted (comments and strings do not count)."""
+    used = {t for text in copy.files.values() for t in tokens(text)}
+    return sorted(used & RANDOM_OPERATORS)
+
+
+def check_copy(copy: Copy, config: ToolConfig, logs: Path, seed: int | None = None) -> tuple[dict, dict]:
     """Strict SANY then TLC on one copy of a task; returns the two ``tlc_runs`` rows (the
-    TLC row is ``{}`` when SANY rejects the copy)."""
+    TLC row is ``{}`` when SANY rejects the copy). A copy that draws at random
+    (:func:`random_operators`) runs with TLC's ``-seed seed`` when ``seed`` is given, so that
+    its state count is reproducible."""
     sany = run_sany(copy.files, copy.main, config)
     srow = _run_row("sany", copy.main, sany, config, logs)
     if not sany.ok_strict:
@@ -81,6 +96,8 @@ def check_copy(copy: Copy, config: ToolConfig, logs: Path) -> tuple[dict, dict]:
     except CfgError as e:
         return srow, {"tool": "tlc", "main_module": copy.main, "kind": "config_error", "run_key": "",
                       "error_message": str(e), "wall_s": 0.0, "tool_version": "", "flags": "", "log_path": ""}
+    if seed is not None and random_operators(copy):
+        flags = tuple(flags) + ("-seed", str(int(seed)))
     tlc = run_tlc(copy.files, copy.main, cfg_out, config, extra_flags=flags)
     return srow, _run_row("tlc", copy.main, tlc, config, logs, flags=flags)
 
@@ -107,8 +124,10 @@ def _original_outcome(ts: dict, s: dict, t: dict) -> bool:
     return ts["reason"] is None
 
 
-def _renamed_outcome(ts: dict, t: dict, s2: dict, t2: dict) -> None:
-    """Record the renamed copy's outcome and the task's membership."""
+def _renamed_outcome(ts: dict, t: dict, s2: dict, t2: dict, drawn: list[str] = ()) -> None:
+    """Record the renamed copy's outcome and the task's membership; ``drawn``: the random
+    operators the task uses (a state mismatch is then ``state_mismatch_randomized``: TLC's
+    draws depend on the order of values, which renaming changes)."""
     if t2:
         ts.update(renamed_kind=t2["kind"], renamed_distinct_states=t2.get("distinct_states"),
                   renamed_depth=t2.get("depth"))
@@ -117,31 +136,35 @@ def _renamed_outcome(ts: dict, t: dict, s2: dict, t2: dict) -> None:
     elif t2.get("kind") != "success":
         ts.update(reason=f"tlc_renamed_{t2.get('kind')}", detail=t2.get("error_message"))
     elif (t2.get("distinct_states"), t2.get("depth")) != (t.get("distinct_states"), t.get("depth")):
-        ts.update(reason="state_mismatch",
-                  detail=f"original {t.get('distinct_states')}/{t.get('depth')} vs renamed "
-                         f"{t2.get('distinct_states')}/{t2.get('depth')} (distinct/depth)")
+        detail = (f"original {t.get('distinct_states')}/{t.get('depth')} vs renamed "
+                  f"{t2.get('distinct_states')}/{t2.get('depth')} (distinct/depth)")
+        if drawn:
+            detail += (f"; the spec draws with {', '.join(drawn)}: with the same -seed TLC draws other "
+                       "values once renaming reorders the values drawn from")
+        ts.update(reason="state_mismatch_randomized" if drawn else "state_mismatch", detail=detail)
     else:
         ts["in_test_set"] = True
 
 
 def verify_task(task: Any, original: Copy, renamed: Copy | None, config: ToolConfig,
-                logs: Path) -> tuple[list[dict], dict]:
+                logs: Path, seed: int | None = None) -> tuple[list[dict], dict]:
     """Verify one task (a ``tasks`` row): SANY (strict) + TLC on the original and the
-    renamed copy (``None`` when renaming failed). Returns the ``tlc_runs`` rows and the
-    ``test_set`` row, with a reason code when the task is excluded."""
+    renamed copy (``None`` when renaming failed), with TLC's ``-seed seed`` for a task that
+    draws at random. Returns the ``tlc_runs`` rows and the ``test_set`` row, with a reason
+    code when the task is excluded."""
     runs: list[dict] = []
     ts: dict[str, Any] = {"task_id": task.task_id, "in_test_set": False, "reason": None, "detail": None,
                           "manifest_distinct_states": _int(task.expected_distinct_states)}
-    s, t = check_copy(original, config, logs)
+    s, t = check_copy(original, config, logs, seed)
     runs += [r | {"task_id": task.task_id, "condition": "original"} for r in (s, t) if r]
     if not _original_outcome(ts, s, t):
         return runs, ts
     if renamed is None:
         ts.update(reason="rename_error", detail=None)
         return runs, ts
-    s2, t2 = check_copy(renamed, config, logs)
+    s2, t2 = check_copy(renamed, config, logs, seed)
     runs += [r | {"task_id": task.task_id, "condition": "random"} for r in (s2, t2) if r]
-    _renamed_outcome(ts, t, s2, t2)
+    _renamed_outcome(ts, t, s2, t2, random_operators(original))
     return runs, ts
 
 
@@ -172,10 +195,12 @@ class VerifyJob:
 
 @dataclass(frozen=True)
 class VerifyContext:
-    """What every verify job shares: the tool settings and the log folder's name."""
+    """What every verify job shares: the tool settings, the log folder's name and TLC's
+    ``-seed`` for tasks that draw at random."""
 
     tools: ToolConfig
     logs: Path
+    seed: int | None = None
 
 
 def verify_job(ctx: VerifyContext, job: VerifyJob) -> tuple[list[dict], dict]:
@@ -183,7 +208,7 @@ def verify_job(ctx: VerifyContext, job: VerifyJob) -> tuple[list[dict], dict]:
     ``verify_error`` (and loses no other task's rows)."""
     task = SimpleNamespace(task_id=job.task_id, expected_distinct_states=job.expected_distinct_states)
     try:
-        return verify_task(task, job.original, job.renamed, ctx.tools, ctx.logs)
+        return verify_task(task, job.original, job.renamed, ctx.tools, ctx.logs, ctx.seed)
     except Exception as e:
         return [], {"task_id": job.task_id, "in_test_set": False, "reason": "verify_error",
                     "detail": f"{type(e).__name__}: {e}"}
@@ -209,7 +234,7 @@ def write_logs(runs: list[dict]) -> None:
 
 
 def verify_tasks(testset: TestSet, config: ToolConfig, logs: Path, executor: Executor | None = None,
-                 progress: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
+                 progress: Callable[[], None] | None = None, seed: int | None = None) -> tuple[list[dict], list[dict]]:
     """:func:`verify_task` over every ingested task on ``executor`` (default: one local
     thread), longest expected run first; writes the logs under ``logs`` and returns the
     ``tlc_runs`` and ``test_set`` rows, sorted. A task whose check raises is excluded with
@@ -218,7 +243,7 @@ def verify_tasks(testset: TestSet, config: ToolConfig, logs: Path, executor: Exe
     jobs = _jobs(testset)
     runs: list[dict] = []
     rows: list[dict] = []
-    for _i, (r, ts) in (executor or LocalExecutor(1)).run(verify_job, VerifyContext(config, Path(logs)), jobs):
+    for _i, (r, ts) in (executor or LocalExecutor(1)).run(verify_job, VerifyContext(config, Path(logs), seed), jobs):
         write_logs(r)
         runs += r
         if ts.get("reason") == "rename_error":

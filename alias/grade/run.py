@@ -55,7 +55,7 @@ VERDICT_COLUMNS = columns(Verdict) + list(DIAGNOSTICS)
 #: The grader's source (relative to the package): files and folders whose code decides a
 #: verdict. :func:`grader_code_version` hashes them; ``tests/test_architecture.py`` checks
 #: that they cover the import closure of this module.
-GRADER_SOURCES = ("__init__.py", "errors.py", "grade", "tla", "store", "corpus/__init__.py", "corpus/testset.py",
+GRADER_SOURCES = ("__init__.py", "errors.py", "config.py", "grade", "tla", "store", "corpus/__init__.py", "corpus/testset.py",
                   "corpus/tlabench.py", "corpus/ingest.py", "rename/__init__.py", "rename/cir.py", "rename/names.py")
 
 

@@ -23,7 +23,8 @@ def tool_config(config: Config, *, check: bool = True) -> ToolConfig:
     tc = ToolConfig(java=t.java, jar=find_jar(t.jar or None),
                     library=tuple(str(Path(p).resolve()) for p in config.corpus.library),
                     timeout_s=t.timeout_s, memory_mb=t.memory_mb, workers=t.workers,
-                    jvm_cache=default_jvm_cache(), cds=t.cds, sany_server=t.sany_server)
+                    jvm_cache=default_jvm_cache(), cds=t.cds, sany_server=t.sany_server,
+                    properties=tuple(sorted(t.properties.items())))
     if check:
         check_java(tc)
         _warn_if_fallback(tc)

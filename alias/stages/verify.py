@@ -26,7 +26,7 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     if logs.exists():
         shutil.rmtree(logs)
     with progress_bar("verify", total=len(testset.tasks)) as bar, executor(config, config.tla.parallel) as ex:
-        runs, rows = verify_tasks(testset, tools, logs, ex, progress=bar.advance)
+        runs, rows = verify_tasks(testset, tools, logs, ex, progress=bar.advance, seed=config.tla.seed)
     write_timings(paths.work, NAME, [{k: r.get(k) for k in ("task_id", "condition", "tool", "run_key", "wall_s")}
                                      for r in runs])
     write_table(runs, TlcRun, paths.verify / "tlc_runs.parquet")

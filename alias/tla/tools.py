@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from alias.errors import AliasError
+from alias.config import valid_property
 from . import sany_server
 from .tlc_output import TlcOutcome, parse_tlc_output
 
@@ -50,10 +51,6 @@ OUTPUT_CAP = 4 * 1024 * 1024
 _HEAD = 1024 * 1024
 _FILE_NAME = re.compile(r"[A-Za-z0-9_]+\.(tla|cfg)")
 _MODULE_NAME = re.compile(r"[A-Za-z0-9_]+")
-#: Java system properties a run may set (``ToolConfig.properties``): names and values of
-#: these characters only, so that no property becomes another JVM option.
-_PROPERTY = re.compile(r"[A-Za-z][A-Za-z0-9_.]*")
-_PROPERTY_VALUE = re.compile(r"[A-Za-z0-9_.,:-]*")
 _CFG_NAME = "alias-run.cfg"  # a hyphen: can never collide with a validated name
 _TLC_FLAGS = {"-deadlock", "-terse", "-nowarning", "-cleanup", "-continue", "-dfid",
               "-depth", "-seed", "-simulate", "-fp", "-coverage", "-checkpoint"}
@@ -460,7 +457,7 @@ def _jvm_args(config: ToolConfig, tmp: Path) -> list[str]:
     if archive is not None:  # -Xlog:disable: a JVM that cannot map it says nothing into the output
         args += [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", "-Xlog:disable", "-Xlog:all=error:stderr"]
     for k, v in config.properties:
-        if not (_PROPERTY.fullmatch(k) and _PROPERTY_VALUE.fullmatch(v)):
+        if not valid_property(k, v):
             raise ToolError(f"unsafe Java system property {k!r}={v!r} (names [A-Za-z][A-Za-z0-9_.]*, "
                             "values [A-Za-z0-9_.,:-]*)")
         args.append(f"-D{k}={v}")
