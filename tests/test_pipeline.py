@@ -251,6 +251,14 @@ def test_grade_file_prints_the_verdicts_of_an_output(workdir, tmp_path):
     assert res.exit_code == 0, res.output
     (name,) = json.loads(res.output)
     assert name["passed"] is False and name["reason"].startswith("tlc_") and name["error_text"]
+    undefined = tmp_path / "undefined.tla"  # the cfg's INVARIANT TypeOK is not defined
+    undefined.write_text(ref.replace("TypeOK ==", "TypeOk =="))
+    res = CliRunner().invoke(main, ["grade-file", str(undefined), "--task", "Clock.Clock.Clock", "--json", "--grades",
+                                    "name", "--store", str(wd / "data/alias.duckdb"),
+                                    "--params", str(REPO / "params.yaml")])
+    (name,) = json.loads(res.output)
+    assert "TypeOK" in name["error_text"] and "not defined" in name["error_text"], name
+    assert not re.search(r"\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d", name["error_text"]), name["error_text"]  # byte-stable
     res = CliRunner().invoke(main, ["grade-file", str(bad), "--task", "Nope", "--store",
                                     str(wd / "data/alias.duckdb"), "--params", str(REPO / "params.yaml")])
     assert res.exit_code == 1 and "no original reference for task 'Nope'" in res.output

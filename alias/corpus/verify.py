@@ -65,8 +65,13 @@ def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, fla
         "states_generated": getattr(res, "states_generated", None), "depth": getattr(res, "depth", None),
         "wall_s": round(float(res.wall_s), 3), "tool_version": tool_version(config), "flags": " ".join(flags),
         "log_path": log.as_posix(),
-        "error_message": (getattr(res, "error_message", None) or ("; ".join(getattr(res, "errors", []) or []) or None)),
+        "error_message": _stable_text(getattr(res, "error_message", None) or "; ".join(getattr(res, "errors", []) or [])),
     }
+
+
+def _stable_text(text: str | None) -> str | None:
+    """A tool message without dates, wall times or temp folders (:func:`stable_log`)."""
+    return stable_log(text) if text else None
 
 
 #: Operators whose value TLC draws at random (module TLC and the Randomization module).

@@ -42,6 +42,7 @@ from alias.store.models import Verdict
 from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.extract import extract_module
 from alias.tla.tools import ToolConfig
+from alias.tla.tlc_output import stable_log
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
 GRADES = ("parse", "name", "behavior")
@@ -225,8 +226,15 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
     if "tlabench" in grades:
         fields["tlabench"] = _compat_row(sample, compat, runner)
     fields |= _paper_rows(sample, ref, runner, max_maps, output, graders, grades)
-    return [{c: None for c in VERDICT_COLUMNS} | base | {"grade": g} | fields[g]
+    return [_stable({c: None for c in VERDICT_COLUMNS} | base | {"grade": g} | fields[g])
             | {"wall_s": round(time.monotonic() - t0, 3)} for g in ALL_GRADES if g in grades]
+
+
+def _stable(row: dict) -> dict:
+    """``row`` with the tools' text (``error_text``, ``reason``, ``detail``) normalized by
+    :func:`~alias.tla.tlc_output.stable_log`: no date, wall time or temp folder reaches the
+    verdicts table (same inputs -> same bytes)."""
+    return row | {k: stable_log(row[k]) for k in ("error_text", "reason", "detail") if isinstance(row.get(k), str)}
 
 
 def _compat_row(sample: dict, compat: CompatGrader | None, runner: ToolRunner) -> dict:
