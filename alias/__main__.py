@@ -1,3 +1,3 @@
 from alias.cli import main
 
-main()
+main(prog_name="alias-cir")

@@ -45,10 +45,27 @@ def _config(params_file: tuple[str, ...]) -> Config:
 
 
 class _InOrder(click.Group):
-    """Commands listed in pipeline order, then ``query`` and ``grade-file``."""
+    """Commands listed in pipeline order, then ``query`` and ``grade-file``; a bad
+    argument (``--limit -1``, an unknown option) is one line on stderr and exit status 2."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.UsageError as e:
+            name = e.ctx.command_path if e.ctx else "alias-cir"
+            click.echo(f"{name}: error: {e.format_message()} (see {name} --help)", err=True)
+            sys.exit(e.exit_code)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click.exceptions.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        except click.exceptions.Exit as e:
+            sys.exit(e.exit_code)
 
 
 @click.group(cls=_InOrder)
@@ -99,8 +116,8 @@ def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int, as
         df = run_query(sql, Path(db) if db else paths.store, None if db else paths.snapshot)
     except AliasError as e:
         raise click.ClickException(str(e)) from e
-    except Exception as e:  # a SQL error is the user's to fix: print it, no traceback
-        raise click.ClickException(f"{type(e).__name__}: {e}") from e
+    except Exception as e:  # a SQL error is the user's to fix: one line, no traceback
+        raise click.ClickException(f"{type(e).__name__}: {' '.join(str(e).split())}") from e
     if df is None:
         raise click.ClickException("the statement returned no result set")
     if as_csv:

@@ -277,3 +277,16 @@ def test_console_script_is_alias_cir():
     assert out.returncode == 0 and "grade-file" in out.stdout and "generate-provider" in out.stdout
     lines = [ln.split()[0] for ln in out.stdout.split("Commands:")[1].splitlines() if ln.strip()]
     assert lines[:3] == ["ingest", "rename", "verify"]  # pipeline order
+
+
+@pytest.mark.parametrize("argv", [["query", "--limit", "-1", "SELECT 1"], ["query", "--limit", "0", "SELECT 1"],
+                                  ["grade-file", "x.tla", "--task", "T", "--grades", "nope"]])
+def test_invalid_cli_numbers_and_choices_are_one_line_errors(argv):
+    """``alias-cir`` rejects a bad argument with exit status 2 and one line on stderr."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "alias", *argv], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("alias-cir ") and ": error: " in lines[0], r.stderr
