@@ -335,6 +335,9 @@ def test_two_step_lora_run_saves_a_loadable_adapter(tiny_dir, tok, tmp_path):
     assert len(b) == 8 and all(float(v.abs().max()) > 0 for v in b)  # B starts at 0: it moved
     meta = json.loads((tmp_path / "ad" / "alias_training.json").read_text())
     assert meta["n_steps"] == 2 and meta["params"]["r"] == 16
+    # PEFT writes target_modules from a set (order follows PYTHONHASHSEED): sorted, so byte-stable
+    targets = json.loads((tmp_path / "ad" / "adapter_config.json").read_text())["target_modules"]
+    assert targets == sorted(targets) and len(targets) == 8
     base, _ = load_model(tiny_dir, device="cpu")
     tuned, _ = load_model(tiny_dir, adapter_dir=tmp_path / "ad", device="cpu")
     ids = torch.tensor([tok(SPEC)["input_ids"][:40]])

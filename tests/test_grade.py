@@ -304,3 +304,22 @@ def test_behavior_grade_names_a_syntax_error_not_a_variable_count(tool_config, t
     assert runner.calls == []  # decided before any TLC run
     ok = grade_behavior(ref, text.replace("x +", "x + 2"), runner)
     assert ok.reason != v.reason and not ok.reason.startswith("output_syntax_error")
+
+
+@pytest.mark.tlc
+def test_reference_init_values_are_recorded_for_every_output(tool_config, tmp_path):
+    """The reference's initial values are computed once per grader; each output that uses
+    them records that TLC run, so a verdict's ``run_keys`` do not depend on which output a
+    worker graded first (two checkouts gave different bytes before)."""
+    import copy
+
+    from alias.grade.behavior import BehaviorGrader
+
+    grader = BehaviorGrader(embedded_reference("Clock", "Clock"), ToolRunner(tool_config, tmp_path / "cache"))
+    keys = []
+    for _ in range(2):
+        worker = copy.copy(grader)
+        worker.runner = grader.runner.child()
+        assert worker.reference_init_values()
+        keys.append([c.run_key for c in worker.runner.calls])
+    assert keys[0] and keys[0] == keys[1]

@@ -333,4 +333,17 @@ def _save_adapter(model, out: Path, meta: dict[str, Any]) -> None:
             (out / f).unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(out))
+    _sort_target_modules(out / "adapter_config.json")
     (out / "alias_training.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def _sort_target_modules(config: Path) -> None:
+    """PEFT writes ``target_modules`` from a Python set, in an order that changes with the
+    interpreter's string hashing (``PYTHONHASHSEED``): sort it so that the same adapter is
+    the same bytes. PEFT reads the list back as a set, so nothing else changes."""
+    if not config.is_file():
+        return
+    data = json.loads(config.read_text(encoding="utf-8"))
+    if isinstance(data.get("target_modules"), list):
+        data["target_modules"] = sorted(data["target_modules"])
+        config.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from alias.corpus.testset import Reference
 from alias.grade import stategraph
@@ -550,9 +550,18 @@ class BehaviorGrader:
         return None
 
     def reference_init_values(self) -> dict[str, frozenset] | None:
+        """The reference's initial values per variable, computed once per grader; every
+        output that uses them records the TLC run they came from (as cached after the
+        first), so its ``run_keys`` do not depend on which output came first."""
         if "init" not in self._shared:
+            before = len(self.runner.calls)
             init = None if self.cfg.specification else self.cfg.init
-            self._shared["init"] = self._init_values(self.ref.files, self.ref.model_module, self.r_vars, init)
+            values = self._init_values(self.ref.files, self.ref.model_module, self.r_vars, init)
+            self._shared["init_calls"] = list(self.runner.calls[before:])
+            self._shared["init"] = values
+        else:
+            for c in self._shared.get("init_calls", []):
+                self.runner._record(replace(c, cached=True, wall_s=0.0))
         return self._shared["init"]
 
     # ------------------------------------------------------------------ main
