@@ -95,3 +95,15 @@ def test_tla_properties_are_checked_at_load():
     data["tla"]["properties"] = {"x -jar evil": "1"}
     with pytest.raises(ConfigError, match=r"tla\.properties\.x -jar evil"):
         config_from_dict(data)
+
+
+def test_verify_logs_name_library_folders_relatively():
+    """A log names the library files TLC parsed by folder name, not by this machine's
+    absolute path (the same run in another checkout writes the same bytes)."""
+    from alias.corpus.verify import _library_relative
+    from alias.tla.tools import ToolConfig
+
+    tc = ToolConfig(jar=Path("x.jar"), library=("/abs/deps/tlaps-library", "/abs/deps/community-modules"))
+    log = "Parsing file /abs/deps/tlaps-library/TLAPS.tla\nParsing file /abs/deps/community-modules/Functions.tla"
+    assert _library_relative(log, tc) == ("Parsing file <library>/tlaps-library/TLAPS.tla\n"
+                                          "Parsing file <library>/community-modules/Functions.tla")

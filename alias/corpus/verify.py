@@ -58,7 +58,7 @@ def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, fla
     :func:`write_logs` writes it)."""
     log = logs / f"{res.run_key}.log.gz"
     return {
-        "_log": gzip.compress(stable_log(res.output or "").encode("utf-8"), mtime=0),
+        "_log": gzip.compress(_library_relative(stable_log(res.output or ""), config).encode("utf-8"), mtime=0),
         "tool": tool, "main_module": main, "run_key": res.run_key, "kind": res.kind,
         "exit_code": res.exit_code, "ok_exit": getattr(res, "ok_exit", None),
         "ok_strict": getattr(res, "ok_strict", None), "distinct_states": getattr(res, "distinct_states", None),
@@ -67,6 +67,14 @@ def _run_row(tool: str, main: str, res: Any, config: ToolConfig, logs: Path, fla
         "log_path": log.as_posix(),
         "error_message": _stable_text(getattr(res, "error_message", None) or "; ".join(getattr(res, "errors", []) or [])),
     }
+
+
+def _library_relative(log: str, config: ToolConfig) -> str:
+    """``log`` with each library folder (``config.library``, absolute on this machine)
+    written ``<library>/<folder name>``: TLC names the library files it parses."""
+    for d in sorted(config.library, key=len, reverse=True):
+        log = log.replace(str(d), f"<library>/{Path(d).name}")
+    return log
 
 
 def _stable_text(text: str | None) -> str | None:
