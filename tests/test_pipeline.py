@@ -172,12 +172,12 @@ def test_timeout_and_crash_lose_no_rows(workdir, tmp_path, monkeypatch):
     # checking code of another raises
     real_check = verify_mod.check_copy
 
-    def flaky(copy, config, logs):
+    def flaky(copy, config, logs, seed=None):
         if copy.main == "Inventory":
-            return real_check(copy, dataclasses.replace(config, java="/bin/false"), logs)
+            return real_check(copy, dataclasses.replace(config, java="/bin/false"), logs, seed)
         if copy.main == "Clock":
             raise RuntimeError("simulated failure in the checking code")
-        return real_check(copy, config, logs)
+        return real_check(copy, config, logs, seed)
 
     monkeypatch.setattr(verify_mod, "check_copy", flaky)
     c2 = _config(**{"tla.timeout_s": 8, "tla.parallel": 1})  # one thread: the patched check_copy applies
