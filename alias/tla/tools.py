@@ -36,7 +36,7 @@ from pathlib import Path
 
 from alias.errors import AliasError
 from alias.config import valid_property
-from . import sany_server
+from . import tool_server
 from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
@@ -77,8 +77,9 @@ class ToolConfig:
     (empty: nothing is built or used); there, with ``cds``, a class-data-sharing archive of
     the jar (one per jar and Java, built on first use: a JVM that maps the tools' classes
     from it starts faster, which dominates the short runs of grading) and, with
-    ``sany_server``, the compiled SANY server (:mod:`alias.tla.sany_server`: SANY runs in one
-    long-lived JVM per process instead of a JVM per run).
+    ``sany_server`` / ``tlc_server``, the compiled servers (:mod:`alias.tla.tool_server`: SANY,
+    and TLC in a fresh class loader per run, in one long-lived JVM per process instead of a
+    JVM per run).
     ``properties``: Java system properties for every run (``(("tlc2.tool.impl.Tool.cdot",
     "true"),)``), part of the run key.  No field but ``properties`` changes a result.
     """
@@ -92,6 +93,7 @@ class ToolConfig:
     jvm_cache: str = ""
     cds: bool = True
     sany_server: bool = False
+    tlc_server: bool = False
     properties: tuple[tuple[str, str], ...] = ()
 
 
@@ -533,24 +535,50 @@ _SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
                r"Cannot find source file", r"^File does not exist", r"Fatal errors"]
 
 
-def _sany_in_server(path: Path, config: ToolConfig) -> _Run | None:
-    """SANY on ``path`` through this process's SANY server (:mod:`alias.tla.sany_server`);
-    ``None`` when the config asks for none or none can be built (SANY then runs as a
-    process). The server's JVM has the process run's options, its own temp folder and the
-    jar's CDS archive."""
-    if not (config.sany_server and config.jvm_cache):
+def _server(kind: type, config: ToolConfig) -> tuple | None:
+    """This process's ``kind`` server (:mod:`alias.tla.tool_server`) for ``config`` and its
+    lock, or ``None`` when none can be built. The server's JVM has the process run's
+    options, its own temp folder and the jar's CDS archive."""
+    if not config.jvm_cache:
         return None
-    classes = sany_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
+    classes = tool_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
     if classes is None:
         return None
     jvm = _jvm_args(dataclasses.replace(config, library=()), Path("{TMP}"))
     key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties)
-    server, lock = sany_server.server_for(key, jvm, classes)
+    return tool_server.server_for(kind, key, jvm, classes)
+
+
+def _sany_in_server(path: Path, config: ToolConfig) -> _Run | None:
+    """SANY on ``path`` through this process's SANY server; ``None`` when the config asks
+    for none or none can be built (SANY then runs as a process)."""
+    found = _server(tool_server.SanyServer, config) if config.sany_server else None
+    if found is None:
+        return None
+    server, lock = found
     library = os.pathsep.join(str(d) for d in config.library)
     with lock:
         reply = server.parse(path, library, config.timeout_s)
     start_error = None if reply.exit_code is not None or reply.timed_out else reply.error
     return _Run(reply.exit_code, reply.wall_s, reply.output, reply.timed_out, start_error=start_error)
+
+
+def _tlc_in_server(tmp: Path, args: list[str], config: ToolConfig) -> _Run | None:
+    """TLC with ``args`` in the run folder ``tmp`` through this process's TLC server (a
+    fresh class loader per run); ``None`` when the config asks for none or none can be
+    built (TLC then runs as a process)."""
+    found = _server(tool_server.TlcServer, config) if config.tlc_server else None
+    if found is None:
+        return None
+    server, lock = found
+    library = os.pathsep.join(str(d) for d in config.library)
+    with lock:
+        reply = server.run(tmp, library, args, config.timeout_s)
+    out = tmp / "alias-output.txt"
+    output = _read_capped(out) if out.is_file() else ""
+    if reply.error and not reply.timed_out:
+        return _Run(None, reply.wall_s, output + reply.error, False, start_error=reply.error)
+    return _Run(reply.exit_code, reply.wall_s, output, reply.timed_out)
 
 
 def _sany_errors(text: str) -> list[str]:
@@ -691,10 +719,11 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
         # no trace-explorer spec files on a violation (v1.8.0 writes them by default); the
         # version, part of the run key, decides this flag
         no_te = ["-noGenerateSpecTE"] if version_caps.no_generate_spec_te else []
-        argv = _jvm_args(config, tmp) + [
-            "tlc2.TLC", "-workers", str(int(config.workers)), "-cleanup", "-nowarning", *no_te,
-            "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *dump, *flags, main]
-        r = _execute(argv, tmp, config.timeout_s)
+        args = ["-workers", str(int(config.workers)), "-cleanup", "-nowarning", *no_te,
+                "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *dump, *flags, main]
+        r = _tlc_in_server(tmp, args, config)
+        if r is None:
+            r = _execute(_jvm_args(config, tmp) + ["tlc2.TLC", *args], tmp, config.timeout_s)
         if dump_dot:
             dot, dot_bytes = _read_dot(tmp / _DOT_NAME, max_dot_bytes)
     finally:

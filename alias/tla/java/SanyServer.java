@@ -1,4 +1,4 @@
-// ALIAS: SANY in one long-lived JVM (alias/tla/sany_server.py starts and talks to it).
+// ALIAS: SANY in one long-lived JVM (alias/tla/tool_server.py starts and talks to it).
 //
 // Protocol, one request at a time: the client writes one line
 //     <absolute path of the root .tla file> TAB <TLA-Library path, may be empty> LF

@@ -1,0 +1,237 @@
+// ALIAS: TLC in one long-lived JVM (alias/tla/tool_server.py starts and talks to it).
+//
+// Protocol, one request at a time: the client writes one line
+//     <run folder> TAB <TLA-Library path, may be empty> TAB <TLC argument> TAB ... LF
+// and reads back one line "<exit code>" LF, or "<exit code> recycle" LF when the server
+// ends after this run (MAX_RUNS runs, or half its Metaspace or old generation in use).
+// TLC's output (stdout and stderr) goes to <run folder>/alias-output.txt, as for a process
+// run, so a run killed at its time limit leaves what it printed.
+//
+// Each request runs `tlc2.TLC` as its main() would, with the run folder as the user
+// directory (relative file names resolve there), on a thread of its own named "main", in a
+// fresh class loader over tla2tools.jar: TLC keeps its settings, the module table and the
+// model's values in static fields, so no class of the tools is shared between two requests
+// and each run starts from the state a fresh JVM gives it. What the JVM keeps (JIT-compiled
+// JDK code, the jar's class bytes read once) is what makes a request cheaper than a process.
+// After a run, the MBeans and the shutdown hook TLC registered are removed (they would keep
+// the run's loader; a second MBean registration would print an error) and the standard
+// modules TLC unpacked into java.io.tmpdir are deleted. If TLC calls System.exit, the
+// server exits with that code (the client reads it as the run's exit code, as for a process).
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryUsage;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.lang.reflect.Field;
+import java.io.IOException;
+import java.security.CodeSigner;
+import java.security.CodeSource;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.jar.Manifest;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+public final class TlcServer {
+  /** Runs after which the server ends (the client starts a fresh one): some of each run's
+   *  classes outlive it (a model checker's loader is not always collectable), so a server
+   *  that ran for ever would fill its Metaspace. */
+  private static final int MAX_RUNS = Integer.getInteger("alias.tlc_server.max_runs", 200);
+
+  /** Whether the class metadata in use exceeds half of -XX:MaxMetaspaceSize, or the old
+   *  generation after its last collection half of the heap (what earlier runs left would
+   *  otherwise shrink a large model's heap below a process run's). */
+  private static boolean memoryHigh() {
+    for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+      MemoryUsage u = "Metaspace".equals(pool.getName()) ? pool.getUsage()
+          : pool.getName().contains("Old Gen") ? pool.getCollectionUsage() : null;
+      if (u != null && u.getMax() > 0 && u.getUsed() > u.getMax() / 2) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  public static void main(String[] args) throws Exception {
+    URL jar = new File(args[0]).toURI().toURL();
+    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    OutputStream reply = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
+    String line;
+    int runs = 0;
+    while ((line = in.readLine()) != null) {
+      String[] parts = line.split("\t", -1);
+      String dir = parts[0];
+      String library = parts.length > 1 ? parts[1] : "";
+      String[] tlcArgs = Arrays.copyOfRange(parts, Math.min(2, parts.length), parts.length);
+      int code;
+      try (PrintStream ps = new PrintStream(new FileOutputStream(new File(dir, "alias-output.txt")), true, "UTF-8")) {
+        System.setOut(ps);
+        System.setErr(ps);
+        // a thread per run: TLC's ThreadLocals would otherwise keep each run's class loader
+        // (and its fingerprint set) alive in the main thread
+        Set<Thread> hooks = shutdownHooks();
+        int[] result = {1};
+        Thread t = new Thread(() -> result[0] = run(jar, dir, library, tlcArgs, ps), "main");
+        t.start();
+        t.join();
+        code = result[0];
+        // TLC's model checker registers a shutdown hook per run, which would keep the run's
+        // class loader: drop the hooks this run added (they only matter when a JVM ends)
+        for (Thread h : shutdownHooks()) {
+          if (!hooks.contains(h)) {
+            Runtime.getRuntime().removeShutdownHook(h);
+          }
+        }
+        ps.flush();
+      }
+      cleanUp();
+      runs++;
+      boolean recycle = runs >= MAX_RUNS || memoryHigh();
+      reply.write((code + (recycle ? " recycle" : "") + "\n").getBytes(StandardCharsets.UTF_8));
+      reply.flush();
+      if (recycle) {
+        System.exit(0);
+      }
+    }
+  }
+
+  /** One TLC run in a fresh class loader; TLC's exit code (what TLC.main passes to System.exit). */
+  private static int run(URL jar, String dir, String library, String[] tlcArgs, PrintStream ps) {
+    if (library.isEmpty()) {
+      System.clearProperty("TLA-Library");
+    } else {
+      System.setProperty("TLA-Library", library);
+    }
+    try (URLClassLoader cl = new ToolsLoader(jar)) {
+      // TLC looks up the Java overrides of modules (TLCGet, Naturals, ...) by class name:
+      // they must come from this loader (the server's own class path lacks the jar)
+      Thread.currentThread().setContextClassLoader(cl);
+      Class<?> toolIO = Class.forName("util.ToolIO", true, cl);
+      toolIO.getField("out").set(null, ps);
+      toolIO.getField("err").set(null, ps);
+      toolIO.getMethod("setUserDir", String.class).invoke(null, dir);
+      Class<?> tlcClass = Class.forName("tlc2.TLC", true, cl);
+      Object tlc = tlcClass.getConstructor().newInstance();
+      Method checkEnvironment = tlcClass.getDeclaredMethod("checkEnvironment");  // TLC.main's GC warning
+      checkEnvironment.setAccessible(true);
+      if (!(Boolean) tlcClass.getMethod("handleParameters", String[].class).invoke(tlc, (Object) tlcArgs)
+          || !(Boolean) checkEnvironment.invoke(tlc)) {
+        return 1;  // TLC.main: System.exit(1)
+      }
+      // TLC.main: a main file without a folder gets the default resolver (user dir + TLA-Library)
+      Object resolver = Class.forName("util.SimpleFilenameToStream", true, cl).getConstructor().newInstance();
+      tlcClass.getMethod("setResolver", Class.forName("util.FilenameToStream", true, cl)).invoke(tlc, resolver);
+      int errorCode = (Integer) tlcClass.getMethod("process").invoke(tlc);
+      return (Integer) Class.forName("tlc2.output.EC$ExitStatus", true, cl)
+          .getMethod("errorConstantToExitStatus", int.class).invoke(null, errorCode);
+    } catch (InvocationTargetException e) {
+      ps.print("Exception in thread \"main\" ");  // what an uncaught exception in TLC.main prints
+      e.getCause().printStackTrace(ps);
+      return 1;
+    } catch (Throwable t) {
+      t.printStackTrace(ps);
+      return 1;
+    }
+  }
+
+  /** The JVM's shutdown hooks (empty without --add-opens java.base/java.lang=ALL-UNNAMED). */
+  @SuppressWarnings("unchecked")
+  private static Set<Thread> shutdownHooks() {
+    try {
+      Class<?> c = Class.forName("java.lang.ApplicationShutdownHooks");
+      Field f = c.getDeclaredField("hooks");
+      f.setAccessible(true);
+      synchronized (c) {
+        Map<Thread, Thread> hooks = (Map<Thread, Thread>) f.get(null);
+        return hooks == null ? Collections.emptySet() : new HashSet<>(hooks.keySet());
+      }
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return Collections.emptySet();
+    }
+  }
+
+  /** A fresh loader over the jar per run that defines the classes from bytes read once
+   *  (no unzipping per run); resources, code source and packages as a URLClassLoader's. */
+  private static final class ToolsLoader extends URLClassLoader {
+    private static Map<String, byte[]> classes;
+    private static Manifest manifest;
+    private final CodeSource source;
+
+    ToolsLoader(URL jar) throws IOException {
+      super(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
+      source = new CodeSource(jar, (CodeSigner[]) null);
+      synchronized (ToolsLoader.class) {
+        if (classes == null) {
+          classes = new HashMap<>();
+          try (JarFile jf = new JarFile(new File(jar.toURI()))) {
+            manifest = jf.getManifest();
+            for (JarEntry e : Collections.list(jf.entries())) {
+              if (e.getName().endsWith(".class")) {
+                String name = e.getName().substring(0, e.getName().length() - 6).replace('/', '.');
+                classes.put(name, jf.getInputStream(e).readAllBytes());
+              }
+            }
+          } catch (java.net.URISyntaxException e) {
+            throw new IOException(e);
+          }
+        }
+      }
+    }
+
+    @Override
+    protected Class<?> findClass(String name) throws ClassNotFoundException {
+      byte[] b = classes.get(name);
+      if (b == null) {
+        throw new ClassNotFoundException(name);
+      }
+      int dot = name.lastIndexOf('.');
+      if (dot > 0 && getDefinedPackage(name.substring(0, dot)) == null) {
+        try {
+          definePackage(name.substring(0, dot), manifest, source.getLocation());
+        } catch (IllegalArgumentException racedAndDefined) {
+          // defined meanwhile
+        }
+      }
+      return defineClass(name, b, 0, b.length, source);
+    }
+  }
+
+  private static void cleanUp() {
+    try {
+      MBeanServer mbs = ManagementFactory.getPlatformMBeanServer();
+      for (ObjectName n : mbs.queryNames(new ObjectName("tlc2*:*"), null)) {
+        mbs.unregisterMBean(n);
+      }
+    } catch (Exception e) {
+      // nothing registered or already gone
+    }
+    File[] unpacked = new File(System.getProperty("java.io.tmpdir")).listFiles();
+    for (File f : unpacked == null ? new File[0] : unpacked) {
+      delete(f);
+    }
+  }
+
+  private static void delete(File f) {
+    File[] children = f.listFiles();
+    for (File c : children == null ? new File[0] : children) {
+      delete(c);
+    }
+    f.delete();
+  }
+}
