@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -240,3 +244,42 @@ def test_tlc_server_is_replaced_after_max_runs(tlc_configs, monkeypatch):
     assert got == [("success", 12), ("config_error", None), ("invariant_violated", 5)] * 3
     assert len(pids) == 3   # runs 1-3, 4-6, 7-9: each server ends after its third run
     assert all(s.proc is None for s in tool_server._SERVERS.values())
+
+
+_SPIN_CLIENT = """
+import sys
+from alias.tla.tools import ToolConfig, run_tlc
+spec = "---- MODULE Spin ----\\nEXTENDS Naturals\\nVARIABLE x\\nInit == x = 0\\nNext == x' = x + 1\\n====\\n"
+run_tlc({"Spin.tla": spec}, "Spin", "INIT Init\\nNEXT Next\\n",
+        ToolConfig(jar=sys.argv[1], timeout_s=300, memory_mb=256, jvm_cache=sys.argv[2], tlc_server=True))
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] not in "ZX"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.tlc
+def test_tlc_server_dies_with_a_killed_client(configs):
+    """A grading process killed while its server checks a model that never ends leaves no
+    JVM running (the server watches its parent; the client's time limit died with it)."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    client = subprocess.Popen([sys.executable, "-c", _SPIN_CLIENT, str(RECORD_JAR), configs[0].jvm_cache])
+    server, deadline = None, time.monotonic() + 60
+    while server is None and time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-P", str(client.pid), "-f", " TlcServer "], capture_output=True, text=True)
+        server = int(found.stdout.split()[0]) if found.stdout.split() else None
+        time.sleep(0.2)
+    assert server is not None, "the TLC server did not start"
+    time.sleep(3)                                    # TLC is exploring Spin's states now
+    assert _alive(server)
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    deadline = time.monotonic() + 10
+    while _alive(server) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(server), "the TLC server outlived its killed client"

@@ -428,3 +428,29 @@ def test_stable_log_removes_what_differs_between_runs_and_machines():
     assert stable_log(a) == stable_log(b)
     assert "3 distinct states found" in stable_log(a) and "Naturals.tla" in stable_log(a)
     assert stable_log(a) != stable_log(a.replace("3 distinct", "4 distinct"))
+
+
+def test_stable_log_drops_what_tlc_prints_on_a_timer():
+    """Progress reports with rates and liveness checks of the state space found so far come
+    every minute: a slower machine prints more of them (TLA+-Bench 1609, 1509)."""
+    from alias.tla.tlc_output import stable_log
+
+    end = ("Checking temporal properties for the complete state space with 1236 total distinct states at "
+           "(2026-12-02 05:01:02)\nFinished checking temporal properties in 00s at 2026-12-02 05:01:02\n"
+           "Progress(5) at 2026-12-02 05:01:02: 10,278 states generated, 1,236 distinct states found, "
+           "0 states left on queue.\n")
+    timer = ("Progress(2) at 2026-12-02 05:00:01: 1,335 states generated (1,335 s/min), 1,330 distinct states "
+             "found (1,330 ds/min), 1,222 states left on queue.\n"
+             "Checking 6 branches of temporal properties for the current state space with 10906 total distinct "
+             "states at (2026-12-02 05:00:01)\nFinished checking temporal properties in 01s at 2026-12-02 05:00:02\n")
+    assert stable_log(timer + end) == stable_log(end) == stable_log(timer + timer + end)
+    assert "complete state space with 1236" in stable_log(end) and "10,278 states generated" in stable_log(end)
+
+
+def test_a_timeout_reports_no_state_counts():
+    """How far TLC got before the limit depends on the machine: a timeout has no counts."""
+    from alias.tla.tlc_output import parse_tlc_output
+
+    text = "Progress(9) at 2026-12-02 05:00:01: 30,501 states generated (1 s/min), 3,072 distinct states found\n"
+    o = parse_tlc_output(text, None, True)
+    assert (o.kind, o.distinct_states, o.states_generated, o.depth) == ("timeout", None, None, None)

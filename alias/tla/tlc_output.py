@@ -149,10 +149,8 @@ def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOu
         m = re.search(r"^Error: ", text, _M)
         return _block(text, m.start()) if m else (text.strip()[-4000:] or None)
 
-    if timed_out:
-        out.kind = "timeout"
-        out.error_message = "time limit reached; process group killed"
-        return out
+    if timed_out:  # how far TLC got depends on the machine's speed: no counts
+        return TlcOutcome(kind="timeout", error_message="time limit reached; process group killed")
     m = _any(_CRASH, text)
     if m:
         out.kind = "crash"
@@ -212,6 +210,11 @@ _UNSTABLE = [
     (re.compile(r"\b(Finished(?: checking temporal properties)? in) \S+"), r"\1 <wall>"),
     (re.compile(r"(based on the actual fingerprints:\s+val = )\S+"), r"\1<val>"),
     (re.compile(r"\b\d+ms\b"), "<ms>"),
+    # what TLC prints on a timer (progress with rates, liveness checks of the state space so
+    # far): how many such lines a run has depends on the machine's speed
+    (re.compile(r"^Progress\(\d+\) at [^\n]*\(<rate> s/min\)[^\n]*\n", re.M), ""),
+    (re.compile(r"^Checking (?:\d+ branches of )?temporal properties for the current state space[^\n]*\n"
+                r"(?:Finished checking temporal properties in[^\n]*\n)?", re.M), ""),
 ]
 
 
@@ -219,7 +222,9 @@ def stable_log(text: str) -> str:
     """A SANY/TLC log with what differs between runs of the same inputs on other machines
     replaced by placeholders (temp folder, dates, TLC's random fingerprint index and seed,
     cores/heap/pid/OS, throughput rates, wall times, the fingerprint-based collision
-    estimate): same inputs and tool version -> same bytes. Results, errors, traces and
+    estimate) and the lines TLC prints on a timer dropped (progress reports with rates,
+    liveness checks of the state space found so far): same inputs and tool version -> same
+    bytes. Results, errors, traces and
     state counts are kept as TLC wrote them."""
     for pattern, repl in _UNSTABLE:
         text = pattern.sub(repl, text)

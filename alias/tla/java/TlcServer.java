@@ -68,7 +68,29 @@ public final class TlcServer {
     return false;
   }
 
+  /** Ends this JVM soon after the process that started it is gone: a killed client leaves
+   *  no TLC running (the client's time limit no longer applies to it). */
+  private static void exitWithParent() {
+    ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
+    if (parent == null) {
+      return;
+    }
+    Thread watch = new Thread(() -> {
+      while (parent.isAlive()) {
+        try {
+          Thread.sleep(1000);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+      Runtime.getRuntime().halt(137);
+    }, "alias-parent-watch");
+    watch.setDaemon(true);
+    watch.start();
+  }
+
   public static void main(String[] args) throws Exception {
+    exitWithParent();
     URL jar = new File(args[0]).toURI().toURL();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OutputStream reply = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
