@@ -271,7 +271,7 @@ def test_tlc_server_dies_with_a_killed_client(configs):
     client = subprocess.Popen([sys.executable, "-c", _SPIN_CLIENT, str(RECORD_JAR), configs[0].jvm_cache])
     server, deadline = None, time.monotonic() + 60
     while server is None and time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-P", str(client.pid), "-f", " TlcServer "], capture_output=True, text=True)
+        found = subprocess.run(["pgrep", "-P", str(client.pid), "-f", "aliastools.TlcServer "], capture_output=True, text=True)
         server = int(found.stdout.split()[0]) if found.stdout.split() else None
         time.sleep(0.2)
     assert server is not None, "the TLC server did not start"
@@ -283,3 +283,36 @@ def test_tlc_server_dies_with_a_killed_client(configs):
     while _alive(server) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(server), "the TLC server outlived its killed client"
+
+
+SEQUENCE = [  # found by trying to break the server: each step must give what a process gives
+    ("sets a JVM property", {"S.tla": "---- MODULE S ----\nEXTENDS TLC\nASSUME TLCSet(\"-Dtlc2.tool.impl.Tool.cdot\", TRUE)\n"
+                                       "VARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n====\n"}, "S", "INIT Init\nNEXT Next\n"),
+    ("\\cdot without the property", {"C.tla": "---- MODULE C ----\nEXTENDS Naturals\nVARIABLE x\nInit == x = 0\n"
+                                               "A == x' = x + 1\nB == x' = x * 2\nNext == x < 5 /\\ (A \\cdot B)\n====\n"},
+     "C", "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"),
+    ("TLCSet(\"pause\") reads stdin", {"P.tla": "---- MODULE P ----\nEXTENDS TLC, Naturals\nVARIABLE x\nInit == x = 0\n"
+                                                "Next == x < 3 /\\ x' = x + 1 /\\ (x = 1 => TLCSet(\"pause\", TRUE))\n====\n"},
+     "P", "INIT Init\nNEXT Next\nCHECK_DEADLOCK FALSE\n"),
+    ("writes a relative file", {"W.tla": "---- MODULE W ----\nEXTENDS Json, TLC\nASSUME JsonSerialize(\"leak.json\", <<1, 2>>)\n"
+                                         "VARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n====\n"}, "W", "INIT Init\nNEXT Next\n"),
+    ("reads it in the next run", {"R.tla": "---- MODULE R ----\nEXTENDS Json, TLC\nASSUME PrintT(JsonDeserialize(\"leak.json\"))\n"
+                                           "VARIABLE x\nInit == x = 0\nNext == UNCHANGED x\n====\n"}, "R", "INIT Init\nNEXT Next\n"),
+    ("a module named like the server", {"TlcServer.tla": "---- MODULE TlcServer ----\nEXTENDS TLC\nVARIABLE x\nmain(a) == 1\n"
+                                                         "Init == x = main(1)\nNext == UNCHANGED x\n====\n"},
+     "TlcServer", "INIT Init\nNEXT Next\n"),
+]
+
+
+@pytest.mark.tlc
+def test_no_run_changes_the_next_and_none_waits_for_input(tlc_configs):
+    """A TLCSet("-D...") is undone, stdin is empty, relative files do not outlive their run,
+    and the server's own classes cannot serve as a module's Java overrides."""
+    process, server = tlc_configs
+    process = dataclasses.replace(process, properties=())
+    server = dataclasses.replace(server, properties=(), timeout_s=30)
+    for name, files, main, cfg in SEQUENCE:
+        a, b = run_tlc(files, main, cfg, process), run_tlc(files, main, cfg, server)
+        _same_tlc(a, b)
+        assert not b.timed_out, name
+    assert [run_tlc(f, m, c, server).kind for _n, f, m, c in SEQUENCE[1:2] + SEQUENCE[4:5]] == ["eval_error"] * 2

@@ -41,6 +41,9 @@ from pathlib import Path
 
 __all__ = ["SanyServer", "TlcServer", "server_classes", "server_for", "ServerReply"]
 
+#: the servers' Java package (no TLA+ module name can be a class of it: TLC looks for
+#: Java overrides of a module by the module's name on the class path)
+PACKAGE = "aliastools"
 SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java" for n in ("SanyServer", "TlcServer"))
 _FAILED: set[str] = set()
 _SERVERS: dict[tuple, "_JvmServer"] = {}
@@ -85,7 +88,7 @@ def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
     key = hashlib.sha256(f"{os.path.realpath(jar)}:{st.st_size}:{st.st_mtime_ns}:{java}".encode()
                          + b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:20]
     out = Path(cache_dir) / f"tool-servers-{key}"
-    if all((out / f"{p.stem}.class").is_file() for p in SOURCES):
+    if all((out / PACKAGE / f"{p.stem}.class").is_file() for p in SOURCES):
         return out
     javac = _javac(java)
     if key in _FAILED or javac is None or not _has_sanymain0(Path(jar)):
@@ -95,7 +98,7 @@ def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
     part = Path(tempfile.mkdtemp(prefix=".tool-servers-", dir=cache_dir))
     r = subprocess.run([javac, "-nowarn", "-cp", str(jar), "-d", str(part), *map(str, SOURCES)], capture_output=True,
                        text=True, timeout=300)
-    if r.returncode != 0 or not all((part / f"{p.stem}.class").is_file() for p in SOURCES):
+    if r.returncode != 0 or not all((part / PACKAGE / f"{p.stem}.class").is_file() for p in SOURCES):
         _FAILED.add(key)
         shutil.rmtree(part, ignore_errors=True)
         return None
@@ -116,6 +119,7 @@ class _JvmServer:
     jar_on_classpath = True
     #: JVM options of this server beyond a process run's
     extra_jvm: tuple[str, ...] = ()
+    heap_extra_mb = 0
 
     def __init__(self, jvm_args: list[str], classes: Path):
         self.jvm_args, self.classes = jvm_args, classes
@@ -126,6 +130,8 @@ class _JvmServer:
         self.tmp = Path(tempfile.mkdtemp(prefix="alias-tla-srv"))  # logs name it <run>, as a process run
         (self.tmp / "jtmp").mkdir()
         argv = [a.replace("{TMP}", str(self.tmp)) for a in self.jvm_args]
+        argv = [f"-Xmx{int(a[4:-1]) + self.heap_extra_mb}m" if a.startswith("-Xmx") and a.endswith("m") else a
+                for a in argv]
         cp = argv.index("-cp")
         jar = argv[cp + 1]
         argv[cp + 1] = f"{jar}{os.pathsep}{self.classes}" if self.jar_on_classpath else str(self.classes)
@@ -182,7 +188,7 @@ class _JvmServer:
 class SanyServer(_JvmServer):
     """The SANY server: :meth:`parse` one root module per request."""
 
-    main = ("SanyServer",)
+    main = (f"{PACKAGE}.SanyServer",)
 
     def parse(self, path: Path, library: str, timeout_s: float) -> ServerReply:
         """SANY on the module file ``path`` (absolute), ``library`` the TLA-Library path."""
@@ -207,7 +213,10 @@ class SanyServer(_JvmServer):
 class TlcServer(_JvmServer):
     """The TLC server: :meth:`run` one ``tlc2.TLC`` run per request."""
 
-    main = ("TlcServer", "{JAR}")
+    main = (f"{PACKAGE}.TlcServer", "{JAR}")
+    #: MiB added to ``-Xmx``: the server's own share of the heap (the jar's class bytes), so
+    #: that TLC has at least a process's heap
+    heap_extra_mb = 64
     jar_on_classpath = False  # each run loads the tools in its own class loader
     #: runs after which the server JVM ends and the next request starts a fresh one (some of
     #: each model check's classes outlive it; it also ends at half its Metaspace or old generation)

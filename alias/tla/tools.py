@@ -567,6 +567,8 @@ def _tlc_in_server(tmp: Path, args: list[str], config: ToolConfig) -> _Run | Non
     """TLC with ``args`` in the run folder ``tmp`` through this process's TLC server (a
     fresh class loader per run); ``None`` when the config asks for none or none can be
     built (TLC then runs as a process)."""
+    if any("\t" in a or "\n" in a for a in (str(tmp), *args, *config.library)):
+        return None  # the server's request is one tab-separated line: a process takes these
     found = _server(tool_server.TlcServer, config) if config.tlc_server else None
     if found is None:
         return None

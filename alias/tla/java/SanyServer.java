@@ -9,6 +9,8 @@
 // file's folder, so that no module is resolved from an earlier request's folder. After a
 // Throwable other than SANY's exit the server answers and exits (the client starts a
 // fresh one). Compiled against tla2tools.jar v1.8.0 or later (SANYmain0 is new there).
+package aliastools;
+
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.File;

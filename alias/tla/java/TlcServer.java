@@ -17,10 +17,14 @@
 // the run's loader; a second MBean registration would print an error) and the standard
 // modules TLC unpacked into java.io.tmpdir are deleted. If TLC calls System.exit, the
 // server exits with that code (the client reads it as the run's exit code, as for a process).
+package aliastools;
+
 import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
 import java.io.File;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -31,6 +35,7 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.lang.reflect.Field;
 import java.io.IOException;
@@ -44,6 +49,7 @@ import java.util.jar.Manifest;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Properties;
 import java.util.Set;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -89,8 +95,13 @@ public final class TlcServer {
     watch.start();
   }
 
+  /** The server's folder (its working directory) and java.io.tmpdir, as it started. */
+  private static final File HOME = new File(System.getProperty("user.dir"));
+  private static final File TMP = new File(System.getProperty("java.io.tmpdir"));
+
   public static void main(String[] args) throws Exception {
     exitWithParent();
+    System.clearProperty("alias.tlc_server.max_runs");  // a spec sees what a process's TLC sees
     URL jar = new File(args[0]).toURI().toURL();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OutputStream reply = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
@@ -98,30 +109,9 @@ public final class TlcServer {
     int runs = 0;
     while ((line = in.readLine()) != null) {
       String[] parts = line.split("\t", -1);
-      String dir = parts[0];
       String library = parts.length > 1 ? parts[1] : "";
       String[] tlcArgs = Arrays.copyOfRange(parts, Math.min(2, parts.length), parts.length);
-      int code;
-      try (PrintStream ps = new PrintStream(new FileOutputStream(new File(dir, "alias-output.txt")), true, "UTF-8")) {
-        System.setOut(ps);
-        System.setErr(ps);
-        // a thread per run: TLC's ThreadLocals would otherwise keep each run's class loader
-        // (and its fingerprint set) alive in the main thread
-        Set<Thread> hooks = shutdownHooks();
-        int[] result = {1};
-        Thread t = new Thread(() -> result[0] = run(jar, dir, library, tlcArgs, ps), "main");
-        t.start();
-        t.join();
-        code = result[0];
-        // TLC's model checker registers a shutdown hook per run, which would keep the run's
-        // class loader: drop the hooks this run added (they only matter when a JVM ends)
-        for (Thread h : shutdownHooks()) {
-          if (!hooks.contains(h)) {
-            Runtime.getRuntime().removeShutdownHook(h);
-          }
-        }
-        ps.flush();
-      }
+      int code = runIsolated(args[0], jar, parts[0], library, tlcArgs);
       cleanUp();
       runs++;
       boolean recycle = runs >= MAX_RUNS || memoryHigh();
@@ -131,6 +121,41 @@ public final class TlcServer {
         System.exit(0);
       }
     }
+  }
+
+  /** One run with what a process run has: its own output file in the platform charset, an
+   *  empty stdin (TLCSet("pause") reads it), the system properties of a JVM started with the
+   *  jar on its class path, restored afterwards (TLCSet("-D...") sets them), and its own
+   *  thread (TLC's ThreadLocals would otherwise keep each run's loader alive). */
+  private static int runIsolated(String jarPath, URL jar, String dir, String library, String[] tlcArgs)
+      throws Exception {
+    Properties saved = (Properties) System.getProperties().clone();
+    InputStream stdin = System.in;
+    Set<Thread> hooks = shutdownHooks();
+    int[] result = {1};
+    try (PrintStream ps = new PrintStream(new FileOutputStream(new File(dir, "alias-output.txt")), true,
+        Charset.defaultCharset().name())) {
+      System.setOut(ps);
+      System.setErr(ps);
+      System.setIn(new ByteArrayInputStream(new byte[0]));
+      System.setProperty("java.class.path", jarPath);
+      System.setProperty("sun.java.command", "tlc2.TLC " + String.join(" ", tlcArgs));
+      Thread t = new Thread(() -> result[0] = run(jar, dir, library, tlcArgs, ps), "main");
+      t.start();
+      t.join();
+      ps.flush();
+    } finally {
+      System.setProperties(saved);
+      System.setIn(stdin);
+    }
+    // TLC's model checker registers a shutdown hook per run, which would keep the run's
+    // class loader: drop the hooks this run added (they only matter when a JVM ends)
+    for (Thread h : shutdownHooks()) {
+      if (!hooks.contains(h)) {
+        Runtime.getRuntime().removeShutdownHook(h);
+      }
+    }
+    return result[0];
   }
 
   /** One TLC run in a fresh class loader; TLC's exit code (what TLC.main passes to System.exit). */
@@ -243,9 +268,17 @@ public final class TlcServer {
     } catch (Exception e) {
       // nothing registered or already gone
     }
-    File[] unpacked = new File(System.getProperty("java.io.tmpdir")).listFiles();
+    // the standard modules TLC unpacked, and what a run wrote by a relative path (a process
+    // writes those into its run folder, which goes with it)
+    File[] unpacked = TMP.listFiles();
     for (File f : unpacked == null ? new File[0] : unpacked) {
       delete(f);
+    }
+    File[] written = HOME.getName().startsWith("alias-tla-srv") ? HOME.listFiles() : null;
+    for (File f : written == null ? new File[0] : written) {
+      if (!f.equals(TMP)) {
+        delete(f);
+      }
     }
   }
 
