@@ -120,17 +120,7 @@ def run_batch(
     if chunk < 1:
         raise ValueError("max_requests_per_batch must be >= 1")
 
-    seen: dict[tuple, SampleRequest] = {}
-    for r in requests:
-        if r.key in seen:
-            raise ValueError(f"duplicate sample key {r.key}")
-        backend.validate(r)
-        seen[r.key] = r
-    by_cid = {r.custom_id: r for r in requests}
-    if len(by_cid) != len(requests):  # 64-bit hash collision: never silently merge samples
-        raise ValueError("custom_id collision between distinct sample keys")
-    bodies = {cid: backend.build_body(r) for cid, r in by_cid.items()}
-
+    by_cid, bodies = _checked_bodies(backend, requests)
     started = time.monotonic()
     with Ledger(ledger_path, secrets=[backend.secret() or ""]) as led:
         led.register(
@@ -149,18 +139,36 @@ def run_batch(
             open_subs = led.submissions(states=("submitted",), custom_ids=ids, provider=pname)
             if not open_subs:
                 break
-            progressed = False
-            for sub in open_subs:
-                progressed |= _poll_once(led, backend, sub)
-            if progressed:
-                continue
-            if timeout_s is not None and time.monotonic() - started > timeout_s:
-                raise PollTimeout(
-                    f"{pname}: {len(open_subs)} batch(es) still running after {timeout_s}s: "
-                    + ", ".join(s.batch_id or "?" for s in open_subs)
-                )
-            sleep(poll_interval_s)
+            if not any([_poll_once(led, backend, sub) for sub in open_subs]):
+                _wait(open_subs, pname, started, timeout_s, poll_interval_s, sleep)
         return [_result(led, r.custom_id) for r in requests]
+
+
+def _checked_bodies(backend: Backend, requests: Sequence[SampleRequest]) -> tuple[dict, dict]:
+    """``(request by custom_id, request body by custom_id)``; ``ValueError`` for a
+    duplicate sample key or a custom_id collision, the backend's error for an invalid
+    request."""
+    seen: dict[tuple, SampleRequest] = {}
+    for r in requests:
+        if r.key in seen:
+            raise ValueError(f"duplicate sample key {r.key}")
+        backend.validate(r)
+        seen[r.key] = r
+    by_cid = {r.custom_id: r for r in requests}
+    if len(by_cid) != len(requests):  # 64-bit hash collision: never silently merge samples
+        raise ValueError("custom_id collision between distinct sample keys")
+    return by_cid, {cid: backend.build_body(r) for cid, r in by_cid.items()}
+
+
+def _wait(open_subs: list, pname: str, started: float, timeout_s: float | None, poll_interval_s: float,
+          sleep: Callable[[float], None]) -> None:
+    """Sleep one poll interval, or raise ``PollTimeout`` once ``timeout_s`` has passed."""
+    if timeout_s is not None and time.monotonic() - started > timeout_s:
+        raise PollTimeout(
+            f"{pname}: {len(open_subs)} batch(es) still running after {timeout_s}s: "
+            + ", ".join(s.batch_id or "?" for s in open_subs)
+        )
+    sleep(poll_interval_s)
 
 
 def _resolve_pending(led: Ledger, backend: Backend, ids: list[str]) -> None:

@@ -84,6 +84,36 @@ def _training_chunks(ids: list[list[int]], seq_len: int, eos_id: int) -> list[li
     return [stream[i : i + seq_len] for i in range(0, max(len(stream) - seq_len, 1), seq_len // 2)]
 
 
+def _train(model, tokenizer, texts: list[str], *, seed: int, train_steps: int, seq_len: int,
+           batch_size: int, lr: float) -> None:
+    """``train_steps`` AdamW steps of next-token prediction on ``seq_len`` windows of the
+    concatenated ``texts``, batches drawn with a generator seeded by ``seed``, one thread."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    ids = [tokenizer(t, add_special_tokens=True)["input_ids"] for t in texts]
+    chunks = [c for c in _training_chunks(ids, seq_len, tokenizer.eos_token_id) if len(c) == seq_len]
+    if not chunks:  # very short texts: one padded-free window of what there is
+        chunks = _training_chunks(ids, seq_len, tokenizer.eos_token_id)[:1]
+    data = torch.tensor(chunks, dtype=torch.long)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    model.train()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny matrices: one thread is faster than contended ones
+    try:
+        for _ in range(train_steps):
+            idx = torch.randint(len(data), (min(batch_size, len(data)),), generator=gen)
+            batch = data[idx]
+            loss = model(input_ids=batch, labels=batch).loss
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+    finally:
+        torch.set_num_threads(threads)
+    model.eval()
+
+
 def build_tiny_model(
     texts: Iterable[str],
     out_dir: str | os.PathLike[str],
@@ -136,28 +166,8 @@ def build_tiny_model(
     model = LlamaForCausalLM(cfg)
 
     if train_steps > 0:
-        gen = torch.Generator().manual_seed(seed)
-        ids = [tokenizer(t, add_special_tokens=True)["input_ids"] for t in texts]
-        chunks = [c for c in _training_chunks(ids, seq_len, tokenizer.eos_token_id) if len(c) == seq_len]
-        if not chunks:  # very short texts: one padded-free window of what there is
-            chunks = _training_chunks(ids, seq_len, tokenizer.eos_token_id)[:1]
-        data = torch.tensor(chunks, dtype=torch.long)
-        opt = torch.optim.AdamW(model.parameters(), lr=lr)
-        model.train()
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # tiny matrices: one thread is faster than contended ones
-        try:
-            for _ in range(train_steps):
-                idx = torch.randint(len(data), (min(batch_size, len(data)),), generator=gen)
-                batch = data[idx]
-                loss = model(input_ids=batch, labels=batch).loss
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-        finally:
-            torch.set_num_threads(threads)
-        model.eval()
+        _train(model, tokenizer, texts, seed=seed, train_steps=train_steps, seq_len=seq_len,
+               batch_size=batch_size, lr=lr)
 
     model.generation_config = GenerationConfig(
         bos_token_id=tokenizer.bos_token_id,

@@ -17,6 +17,7 @@ or done twice.
 
 from __future__ import annotations
 
+import abc
 import multiprocessing
 import multiprocessing.context
 import os
@@ -30,7 +31,7 @@ from alias.errors import AliasError
 __all__ = ["Executor", "LocalExecutor", "DaskExecutor", "make_executor"]
 
 
-class Executor:
+class Executor(abc.ABC):
     """Runs ``fn(context, item)`` for every item and yields ``(index, result)`` as results
     arrive. ``context`` is sent once per worker where the backend allows.
     ``shares_files``: the workers see this machine's file system (a tool-run cache folder
@@ -38,9 +39,10 @@ class Executor:
 
     shares_files = True
 
+    @abc.abstractmethod
     def run(self, fn: Callable[[Any, Any], Any], context: Any, items: Sequence[Any],
             keys: Sequence[str] | None = None) -> Iterator[tuple[int, Any]]:
-        raise NotImplementedError
+        """``(index into items, result)`` per item, in the order results arrive."""
 
     def close(self) -> None:
         pass

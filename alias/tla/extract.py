@@ -182,15 +182,8 @@ def _fail(actions: list[str], code: str, message: str, name: str | None = None) 
     return Extraction(ok=False, module_name=name, actions=actions, error=f"{code}: {message}")
 
 
-def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
-    """Extract exactly one TLA+ module from raw model output; see the module docstring."""
-    if not isinstance(raw, str):
-        raise TypeError(f"raw must be str, not {type(raw).__name__}")
-    if expected_name is not None and not isinstance(expected_name, str):
-        raise TypeError(f"expected_name must be str or None, not {type(expected_name).__name__}")
-    actions: list[str] = []
-    if expected_name is not None and not is_safe_name(expected_name):
-        return _fail(actions, "unsafe_expected_name", f"expected name {expected_name[:80]!r} is not a safe module name")
+def _normalize(raw: str, actions: list[str]) -> str:
+    """``raw`` as valid UTF-8 with ``\\n`` line ends and no byte-order mark."""
     try:
         raw.encode("utf-8")
     except UnicodeEncodeError:
@@ -199,26 +192,13 @@ def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
     if "\r" in raw:
         raw = raw.replace("\r\n", "\n").replace("\r", "\n")
         actions.append("normalize_newlines")
-    raw = raw.lstrip("\ufeff")
-    if not raw.strip():
-        return _fail(actions, "empty", "the output is empty or whitespace only")
+    return raw.lstrip("\ufeff")
 
-    lines = raw.split("\n")
-    headers = {i: m for i, m in ((i, _HEADER.match(l)) for i, l in enumerate(lines)) if m}
-    blocks, fence_lines = _fenced_blocks(lines)
-    chosen_blocks = [b for b in blocks if any(i in headers for i in b)]
-    if chosen_blocks:
-        candidate = [i for b in chosen_blocks for i in b]
-        actions.append("strip_fence")
-    else:
-        candidate = list(range(len(lines)))
-        fence_lines = set()
-    if not any(i in headers for i in candidate):
-        return _fail(actions, "no_module_header", "no '---- MODULE Name ----' line found")
 
-    # Top-level modules per segment (a fenced block, or the whole text): lists of line
-    # indices from the header to the closing line (or the segment's end when unclosed).
-    segments = chosen_blocks if chosen_blocks else [candidate]
+def _top_level_modules(segments: list[list[int]], lines: list[str], headers: dict) -> list[tuple[list[int], bool]]:
+    """Top-level modules per segment (a fenced block, or the whole text): the line indices
+    from the header to the closing line (or the segment's end when unclosed) and whether
+    the module is closed."""
     modules: list[tuple[list[int], bool]] = []
     for seg in segments:
         depth = 0
@@ -234,6 +214,59 @@ def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
                     modules.append((seg[start : pos + 1], True))
         if depth > 0:
             modules.append((seg[start:], False))
+    return modules
+
+
+def _module_text(lines: list[str], body_idx: list[int], closed: bool, header, name: str,
+                 expected_name: str | None, actions: list[str]) -> str:
+    """The chosen module's text: closed when truncated, renamed to ``expected_name``,
+    Unicode symbols in ASCII."""
+    body = [lines[i] for i in body_idx]
+    if not closed:
+        while body and not body[-1].strip():
+            body.pop()
+        body.append("====")
+        actions.append("add_closing_line")
+    if expected_name is not None and name != expected_name:
+        body[0] = body[0][: header.start(1)] + expected_name + body[0][header.end(1) :]
+        actions.append(f"rename_module:{name}->{expected_name}")
+    text, n = asciify("\n".join(body) + "\n")
+    if n:
+        actions.append(f"ascii_symbols:{n}")
+    try:
+        if parse(text).root_node.has_error:
+            actions.append("tree_sitter_errors")
+    except Exception as exc:  # parsing is advisory only
+        actions.append(f"tree_sitter_failed:{type(exc).__name__}")
+    return text
+
+
+def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
+    """Extract exactly one TLA+ module from raw model output; see the module docstring."""
+    if not isinstance(raw, str):
+        raise TypeError(f"raw must be str, not {type(raw).__name__}")
+    if expected_name is not None and not isinstance(expected_name, str):
+        raise TypeError(f"expected_name must be str or None, not {type(expected_name).__name__}")
+    actions: list[str] = []
+    if expected_name is not None and not is_safe_name(expected_name):
+        return _fail(actions, "unsafe_expected_name", f"expected name {expected_name[:80]!r} is not a safe module name")
+    raw = _normalize(raw, actions)
+    if not raw.strip():
+        return _fail(actions, "empty", "the output is empty or whitespace only")
+
+    lines = raw.split("\n")
+    headers = {i: m for i, m in ((i, _HEADER.match(l)) for i, l in enumerate(lines)) if m}
+    blocks, fence_lines = _fenced_blocks(lines)
+    chosen_blocks = [b for b in blocks if any(i in headers for i in b)]
+    if chosen_blocks:
+        candidate = [i for b in chosen_blocks for i in b]
+        actions.append("strip_fence")
+    else:
+        candidate = list(range(len(lines)))
+        fence_lines = set()
+    if not any(i in headers for i in candidate):
+        return _fail(actions, "no_module_header", "no '---- MODULE Name ----' line found")
+    modules = _top_level_modules(chosen_blocks if chosen_blocks else [candidate], lines, headers)
 
     def name_of(mod: tuple[list[int], bool]) -> str:
         return (headers[mod[0][0]].group(1) or "").strip()
@@ -247,35 +280,9 @@ def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
     name = name_of(chosen)
     if not is_safe_name(name):
         return _fail(actions, "unsafe_module_name", f"module name {name[:80]!r} is not a safe module name", name)
-
-    def prose(idx) -> bool:
-        return any(lines[i].strip() and i not in fence_lines for i in idx)
-
-    if prose(range(0, body_idx[0])):
+    if any(lines[i].strip() and i not in fence_lines for i in range(0, body_idx[0])):
         actions.append("strip_prose_before")
-    if prose(range(body_idx[-1] + 1, len(lines))):
+    if any(lines[i].strip() and i not in fence_lines for i in range(body_idx[-1] + 1, len(lines))):
         actions.append("strip_prose_after")
-    body = [lines[i] for i in body_idx]
-    truncated = not closed
-    if truncated:
-        while body and not body[-1].strip():
-            body.pop()
-        body.append("====")
-        actions.append("add_closing_line")
-
-    if expected_name is not None and name != expected_name:
-        m = headers[body_idx[0]]
-        hl = body[0]
-        body[0] = hl[: m.start(1)] + expected_name + hl[m.end(1) :]
-        actions.append(f"rename_module:{name}->{expected_name}")
-
-    text = "\n".join(body) + "\n"
-    text, n = asciify(text)
-    if n:
-        actions.append(f"ascii_symbols:{n}")
-    try:
-        if parse(text).root_node.has_error:
-            actions.append("tree_sitter_errors")
-    except Exception as exc:  # parsing is advisory only
-        actions.append(f"tree_sitter_failed:{type(exc).__name__}")
-    return Extraction(ok=True, module_text=text, module_name=name, actions=actions, truncated=truncated)
+    text = _module_text(lines, body_idx, closed, headers[body_idx[0]], name, expected_name, actions)
+    return Extraction(ok=True, module_text=text, module_name=name, actions=actions, truncated=not closed)

@@ -44,7 +44,7 @@ __all__ = ["SanyServer", "TlcServer", "server_classes", "server_for", "ServerRep
 #: the servers' Java package (no TLA+ module name can be a class of it: TLC looks for
 #: Java overrides of a module by the module's name on the class path)
 PACKAGE = "aliastools"
-SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java" for n in ("SanyServer", "TlcServer"))
+SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java" for n in ("SanyServer", "TlcServer", "ParentWatch"))
 _FAILED: set[str] = set()
 _SERVERS: dict[tuple, "_JvmServer"] = {}
 _LOCK = threading.Lock()

@@ -535,28 +535,29 @@ _SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
                r"Cannot find source file", r"^File does not exist", r"Fatal errors"]
 
 
-def _server(kind: type, config: ToolConfig) -> tuple | None:
-    """This process's ``kind`` server (:mod:`alias.tla.tool_server`) for ``config`` and its
-    lock, or ``None`` when none can be built. The server's JVM has the process run's
-    options, its own temp folder and the jar's CDS archive."""
-    if not config.jvm_cache:
+def _server(kind: type, config: ToolConfig, wanted: bool) -> tuple | None:
+    """This process's ``kind`` server (:mod:`alias.tla.tool_server`) for ``config``, its
+    lock and the ``TLA-Library`` path to send, or ``None`` when ``wanted`` is false or none
+    can be built. The server's JVM has the process run's options, its own temp folder and
+    the jar's CDS archive."""
+    if not wanted or not config.jvm_cache:
         return None
     classes = tool_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
     if classes is None:
         return None
     jvm = _jvm_args(dataclasses.replace(config, library=()), Path("{TMP}"))
     key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties)
-    return tool_server.server_for(kind, key, jvm, classes)
+    server, lock = tool_server.server_for(kind, key, jvm, classes)
+    return server, lock, os.pathsep.join(str(d) for d in config.library)
 
 
 def _sany_in_server(path: Path, config: ToolConfig) -> _Run | None:
     """SANY on ``path`` through this process's SANY server; ``None`` when the config asks
     for none or none can be built (SANY then runs as a process)."""
-    found = _server(tool_server.SanyServer, config) if config.sany_server else None
+    found = _server(tool_server.SanyServer, config, config.sany_server)
     if found is None:
         return None
-    server, lock = found
-    library = os.pathsep.join(str(d) for d in config.library)
+    server, lock, library = found
     with lock:
         reply = server.parse(path, library, config.timeout_s)
     start_error = None if reply.exit_code is not None or reply.timed_out else reply.error
@@ -569,11 +570,10 @@ def _tlc_in_server(tmp: Path, args: list[str], config: ToolConfig) -> _Run | Non
     built (TLC then runs as a process)."""
     if any("\t" in a or "\n" in a for a in (str(tmp), *args, *config.library)):
         return None  # the server's request is one tab-separated line: a process takes these
-    found = _server(tool_server.TlcServer, config) if config.tlc_server else None
+    found = _server(tool_server.TlcServer, config, config.tlc_server)
     if found is None:
         return None
-    server, lock = found
-    library = os.pathsep.join(str(d) for d in config.library)
+    server, lock, library = found
     with lock:
         reply = server.run(tmp, library, args, config.timeout_s)
     out = tmp / "alias-output.txt"

@@ -20,29 +20,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 
 public final class SanyServer {
-  /** Ends this JVM soon after the process that started it is gone: a killed client leaves
-   *  no TLC running (the client's time limit no longer applies to it). */
-  private static void exitWithParent() {
-    ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
-    if (parent == null) {
-      return;
-    }
-    Thread watch = new Thread(() -> {
-      while (parent.isAlive()) {
-        try {
-          Thread.sleep(1000);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      Runtime.getRuntime().halt(137);
-    }, "alias-parent-watch");
-    watch.setDaemon(true);
-    watch.start();
-  }
-
   public static void main(String[] args) throws Exception {
-    exitWithParent();
+    ParentWatch.start();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OutputStream reply = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.out), false);
     String line;

@@ -74,33 +74,12 @@ public final class TlcServer {
     return false;
   }
 
-  /** Ends this JVM soon after the process that started it is gone: a killed client leaves
-   *  no TLC running (the client's time limit no longer applies to it). */
-  private static void exitWithParent() {
-    ProcessHandle parent = ProcessHandle.current().parent().orElse(null);
-    if (parent == null) {
-      return;
-    }
-    Thread watch = new Thread(() -> {
-      while (parent.isAlive()) {
-        try {
-          Thread.sleep(1000);
-        } catch (InterruptedException e) {
-          return;
-        }
-      }
-      Runtime.getRuntime().halt(137);
-    }, "alias-parent-watch");
-    watch.setDaemon(true);
-    watch.start();
-  }
-
   /** The server's folder (its working directory) and java.io.tmpdir, as it started. */
   private static final File HOME = new File(System.getProperty("user.dir"));
   private static final File TMP = new File(System.getProperty("java.io.tmpdir"));
 
   public static void main(String[] args) throws Exception {
-    exitWithParent();
+    ParentWatch.start();
     System.clearProperty("alias.tlc_server.max_runs");  // a spec sees what a process's TLC sees
     URL jar = new File(args[0]).toURI().toURL();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
