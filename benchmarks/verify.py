@@ -5,16 +5,16 @@ Usage (from the repository root, after setup):
 
     python benchmarks/verify.py                       # the real corpus in ../shared
     python benchmarks/verify.py --limit 30            # its first 30 tasks only
-    python benchmarks/verify.py --corpus alias/corpus/embedded --descriptions "" --library
+    python benchmarks/verify.py --corpus alias/corpus/embedded --descriptions "" --library --profile ""
     python benchmarks/verify.py --startup-only        # the JVM start-up table alone
 
 Start-up: the median wall time of ``--repeat`` SANY and TLC runs of a one-variable module
 (so the run is nearly all JVM start and class loading), through ALIAS's sandboxed runner,
 on v1.8.0 and on the 2.15 fallback jar, with and without the class-data-sharing archive.
 Verify: ingest and rename run once in a temporary directory; verify then runs twice on the
-same tasks, with ``tla.parallel`` = 1 and = 2 (``tla.workers`` = 1 each time); the
-defaults are the real corpus's (``corpus.max_expected_runtime_s`` 300, ``tla.timeout_s``
-900).
+same tasks, with ``tla.parallel`` = 1 and = 2 (``tla.workers`` = 1 each time), with the
+settings of ``pipelines/examples/params.yaml`` (``--profile``: ``corpus.max_expected_runtime_s``
+300, ``tla.timeout_s`` 900, the Examples' JVM properties, TLC as a process).
 """
 from __future__ import annotations
 
@@ -76,7 +76,8 @@ def startup_table(repeat: int) -> None:
 
 
 def verify_ratio(args) -> None:
-    config = load_config(REPO / "params.yaml", {
+    files = [REPO / "params.yaml"] + ([REPO / args.profile] if args.profile else [])
+    config = load_config(files, {
         "corpus.path": str(Path(args.corpus).resolve()), "corpus.descriptions": args.descriptions or "",
         "corpus.library": [str(Path(p).resolve()) for p in args.library if Path(p).is_dir()],
         "corpus.max_expected_runtime_s": args.max_runtime, "tla.timeout_s": args.timeout, "tla.workers": 1})
@@ -112,6 +113,9 @@ def main() -> None:
                                                      str(corpus / "deps" / "tlaps-library")])
     ap.add_argument("--max-runtime", type=float, default=300, help="manifest runtime cap (s)")
     ap.add_argument("--timeout", type=float, default=900, help="TLC time limit per run (s)")
+    ap.add_argument("--profile", default="pipelines/examples/params.yaml",
+                    help="a pipeline's params.yaml read after the repository's (the real corpus's "
+                         "JVM properties, seed, TLC as a process); '' for none")
     ap.add_argument("--limit", type=int, default=0, help="verify only the first N tasks (0 = all)")
     ap.add_argument("--repeat", type=int, default=7, help="runs per start-up measurement")
     ap.add_argument("--startup-only", action="store_true")

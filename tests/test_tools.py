@@ -118,11 +118,12 @@ def test_bad_flag_rejected(tool_config):
 
 
 def _old_dump_run_key(files, main, cfg_text, version, flags, library):
-    """The run key the state-graph dump computed before it used tools' public API."""
+    """The run key of the state-graph dump, written out: what it was before it used tools'
+    public API, plus TLC's fixed fingerprint polynomial (``-fp``, part of every TLC run)."""
     payload = {"kind": "tlc-dump-dot",
                "files": {k: hashlib.sha256(v.encode("utf-8")).hexdigest() for k, v in sorted(files.items())},
                "main": main, "cfg": cfg_text, "version": version, "flags": list(flags),
-               "library": list(library)}
+               "library": list(library), "fp": 0, "seed": 1}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -454,3 +455,54 @@ def test_a_timeout_reports_no_state_counts():
     text = "Progress(9) at 2026-12-02 05:00:01: 30,501 states generated (1 s/min), 3,072 distinct states found\n"
     o = parse_tlc_output(text, None, True)
     assert (o.kind, o.distinct_states, o.states_generated, o.depth) == ("timeout", None, None, None)
+
+
+def test_stable_log_hides_long_wall_times_and_tlcs_module_copies():
+    """TLC writes "01min 27s" past a minute and reads some modules from numbered folders of
+    its own (TLA+-Bench 1591, 962: two checkouts differed in these lines only)."""
+    from alias.tla.tlc_output import stable_log
+
+    a = ("Parsing file /tmp/alias-tla-ab12/states/6008302248518854505/Cnnezc.tla (/tmp/alias-tla-ab12/Z.tla)\n"
+         "Parsing file /tmp/alias-tla-ab12/jtmp/8242851005921744436/Xn.tla (/tmp/alias-tla-ab12/Z.tla)\n"
+         "Finished in 01min 27s at (2026-12-02 05:01:02)\nFinished in 01h 02min 03s at (2026-12-02 05:01:02)\n")
+    b = ("Parsing file /tmp/alias-tla-cd34/states/17306065316091182238/Cnnezc.tla (/tmp/alias-tla-cd34/Z.tla)\n"
+         "Parsing file /tmp/alias-tla-cd34/jtmp/6639554380697835189/Xn.tla (/tmp/alias-tla-cd34/Z.tla)\n"
+         "Finished in 34s at (2026-12-03 07:00:00)\nFinished in 2330ms at (2026-12-03 07:00:00)\n")
+    assert stable_log(a) == stable_log(b)
+    assert "Finished in <wall> at (<time>)" in stable_log(a) and "/Cnnezc.tla" in stable_log(a)
+
+
+@pytest.mark.tlc
+def test_an_error_message_holds_no_wall_time_or_date(tool_config):
+    """An error found in the initial state is followed by TLC's summary (counts, "Finished in
+    00s at (date)"): the message stops before it, so a verdict's text is the same on every
+    run and machine."""
+    r = run_tlc({"Counter.tla": COUNTER.replace("Small == x < 3", "Small == x > 3")}, "Counter",
+                INIT_NEXT + "INVARIANT Small\n", tool_config)
+    assert r.kind == "invariant_violated"
+    assert r.error_message.startswith("Error: Invariant Small is violated by the initial state")
+    assert "x = 0" in r.error_message
+    assert "Finished" not in r.error_message and "states generated" not in r.error_message
+    assert not re.search(r"\d{4}-\d{2}-\d{2}", r.error_message)
+
+
+@pytest.mark.tlc
+def test_every_tlc_run_uses_one_fingerprint_polynomial(tool_config):
+    """TLC picks its fingerprint polynomial at random unless told (``-fp``): every run gets
+    the same one, and a flag of the caller's own wins."""
+    r = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config)
+    assert re.search(r"with fp 0 and seed", r.output)
+    own = run_tlc({"Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config, ("-fp", "7"))
+    assert re.search(r"with fp 7 and seed", own.output) and own.distinct_states == r.distinct_states == 5
+
+
+@pytest.mark.tlc
+def test_a_module_that_draws_at_random_gets_the_same_run_twice(tool_config):
+    """Model outputs use ``RandomElement`` (TLA+-Bench 1384): without a fixed ``-seed`` TLC
+    reports another state on every run, so a verdict's text changed between checkouts."""
+    spec = ("---- MODULE Draw ----\nEXTENDS Naturals, TLC\nVARIABLE x\n"
+            "Init == x = RandomElement(1..1000000)\nNext == x' = x\nZero == x = 0\n====\n")
+    runs = [run_tlc({"Draw.tla": spec}, "Draw", INIT_NEXT + "INVARIANT Zero\n", tool_config) for _ in range(2)]
+    assert [r.kind for r in runs] == ["invariant_violated"] * 2
+    assert runs[0].error_message == runs[1].error_message and re.search(r"x = \d+", runs[0].error_message)
+    assert re.search(r"with fp 0 and seed 1 ", runs[0].output)

@@ -708,7 +708,7 @@ class BehaviorGrader:
             r_ar = definition_arities(r_text)
             g_ar = definition_arities(g_text)
             r_list, g_list = list(r_ar), list(g_ar)
-            for name in names:
+            for name in sorted(names):
                 if name in out_defs or name not in r_ar:
                     continue
                 i = r_list.index(name)

@@ -114,13 +114,20 @@ def _any(patterns, text: str) -> re.Match | None:
     return None
 
 
+#: lines after an error that TLC prints on finishing (counts, wall time, date): not part of it
+_SUMMARY = re.compile(r"\n(?:Finished in |Finished checking temporal properties|Progress\(|\d[\d,]* states generated"
+                      r"|The depth of the complete state graph|Checking temporal properties for the)")
+
+
 def _block(text: str, start: int, limit: int = 4000) -> str:
-    """Text from ``start`` up to the counter-example or two blank lines."""
+    """Text from ``start`` up to the counter-example, two blank lines or the summary TLC
+    prints on finishing (so no wall time or date is part of an error message)."""
     rest = text[start:]
     stops = [rest.find(s) for s in ("\nError: The behavior up to this point",
                                     "\nError: The following behavior", "\n\n\n",
                                     "\nState 1:")]
-    stops = [s for s in stops if s > 0]
+    summary = _SUMMARY.search(rest)
+    stops = [s for s in stops if s > 0] + ([summary.start()] if summary else [])
     end = min(stops) if stops else len(rest)
     return rest[:min(end, limit)].strip()
 
@@ -200,6 +207,7 @@ def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOu
 _UNSTABLE = [
     (re.compile(r"/\S*?alias-tla-[A-Za-z0-9_]+"), "<run>"),                       # the run's temp folder
     (re.compile(r"<run>/jtmp/tlc-\d+/"), "<run>/jtmp/<tlc>/"),                  # v1.8.0's standard modules
+    (re.compile(r"<run>/(states|jtmp)/\d+/"), r"<run>/\1/<n>/"),                  # ... and its copies of modules
     (re.compile(r"jar:file:\S+?\.jar!"), "jar:file:<jar>!"),                       # ... read from the jar
     (re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}"), "<time>"),              # dates and clock times
     (re.compile(r"with fp -?\d+ and seed -?\d+"), "with fp <fp> and seed <seed>"),
@@ -207,7 +215,7 @@ _UNSTABLE = [
      "on <machine>"),
     (re.compile(r"\(\s*[\d,]+ s/min\)"), "(<rate> s/min)"),
     (re.compile(r"\(\s*[\d,]+ ds/min\)"), "(<rate> ds/min)"),
-    (re.compile(r"\b(Finished(?: checking temporal properties)? in) \S+"), r"\1 <wall>"),
+    (re.compile(r"\b(Finished(?: checking temporal properties)? in) (?:\d+h )?(?:\d+min )?\S+"), r"\1 <wall>"),
     (re.compile(r"(based on the actual fingerprints:\s+val = )\S+"), r"\1<val>"),
     (re.compile(r"\b\d+ms\b"), "<ms>"),
     # what TLC prints on a timer (progress with rates, liveness checks of the state space so

@@ -81,7 +81,11 @@ class ToolConfig:
     and TLC in a fresh class loader per run, in one long-lived JVM per process instead of a
     JVM per run).
     ``properties``: Java system properties for every run (``(("tlc2.tool.impl.Tool.cdot",
-    "true"),)``), part of the run key.  No field but ``properties`` changes a result.
+    "true"),)``), part of the run key.  ``seed``: TLC's ``-seed`` for every run that does
+    not pass its own (TLC otherwise draws one, and a module that uses ``RandomElement`` or
+    ``Randomization`` -- model outputs do -- gets another verdict text, even another state
+    count, on every run), part of the run key.  No field but ``properties`` and ``seed``
+    changes a result.
     """
 
     java: str = "java"
@@ -95,6 +99,7 @@ class ToolConfig:
     sany_server: bool = False
     tlc_server: bool = False
     properties: tuple[tuple[str, str], ...] = ()
+    seed: int = 1
 
 
 @dataclass
@@ -414,6 +419,8 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     }
     if config.properties:
         payload["properties"] = sorted(config.properties)
+    if kind != "sany":
+        payload["fp"], payload["seed"] = FP_INDEX, config.seed
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -647,6 +654,12 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
                       errors=errors, timed_out=r.timed_out, tool_version=version)
 
 
+#: TLC's ``-fp``: the fingerprint polynomial. Without it TLC picks one of its 131 at random,
+#: and which state an error report shows (e.g. the initial state a temporal property is
+#: violated by) can change from run to run; with it the same inputs give the same log.
+FP_INDEX = 0
+
+
 def _tlc_flags(extra_flags: tuple[str, ...] | list[str], dump_dot: bool) -> tuple[str, ...]:
     """``extra_flags`` as a tuple; raises :class:`ToolError` for a flag off the allow-list
     (numbers pass as arguments) or, with ``dump_dot``, one that gives no full state graph."""
@@ -677,8 +690,10 @@ def run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig,
     Command, run in a fresh temp dir TMP: ``java -Xmx{memory_mb}m
     -XX:MaxMetaspaceSize=256m -XX:+UseParallelGC -XX:-UsePerfData
     -Djava.io.tmpdir=TMP/jtmp -XX:ErrorFile=TMP/hs_err.log [-DTLA-Library=d1:d2]
-    -cp JAR tlc2.TLC -workers N -cleanup -nowarning -metadir TMP/states
-    -config alias-run.cfg [extra_flags] MAIN`` (all TLC flags exist in 2.15 and 1.8).
+    -cp JAR tlc2.TLC -workers N -cleanup -nowarning -fp 0 -seed S -metadir TMP/states
+    -config alias-run.cfg [extra_flags] MAIN`` (all TLC flags exist in 2.15 and 1.8;
+    ``-fp``: :data:`FP_INDEX`, ``-seed``: ``config.seed``, each unless ``extra_flags`` has
+    its own: same inputs, same run).
     The output names TMP (e.g. ``Parsing file TMP/M.tla``); ``run_key`` does not
     depend on it.
     ``extra_flags`` e.g. ``('-deadlock',)`` from :func:`alias.tla.cfg.for_jar`;
@@ -721,7 +736,9 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
         # no trace-explorer spec files on a violation (v1.8.0 writes them by default); the
         # version, part of the run key, decides this flag
         no_te = ["-noGenerateSpecTE"] if version_caps.no_generate_spec_te else []
-        args = ["-workers", str(int(config.workers)), "-cleanup", "-nowarning", *no_te,
+        fixed = ([] if "-fp" in flags else ["-fp", str(FP_INDEX)]) + \
+            ([] if "-seed" in flags else ["-seed", str(int(config.seed))])
+        args = ["-workers", str(int(config.workers)), "-cleanup", "-nowarning", *no_te, *fixed,
                 "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *dump, *flags, main]
         r = _tlc_in_server(tmp, args, config)
         if r is None:
