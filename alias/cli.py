@@ -27,6 +27,8 @@ from alias.store.db import ensure_store
 from alias.store.db import query as run_query
 
 console = Console()
+#: rows a table prints when --limit is not given
+_TABLE_ROWS = 200
 _PARAMS_HELP = "DVC parameters file; repeat to refine one file with another (a pipeline folder's)."
 _PARAMS = click.option("--params", "params_file", default=("params.yaml",), show_default=True, multiple=True,
                        type=click.Path(dir_okay=False), help=_PARAMS_HELP)
@@ -105,10 +107,11 @@ for _stage in STAGES.values():
 @click.argument("sql")
 @click.option("--db", default=None, help="The DuckDB store (default: paths.store of --params).")
 @_PARAMS
-@click.option("--limit", default=200, show_default=True, type=click.IntRange(min=1), help="Rows to print at most.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (all columns, untruncated) instead of a table.")
-def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int, as_csv: bool) -> None:
-    """Run SQL against the store and print a table."""
+@click.option("--limit", default=None, type=click.IntRange(min=1),
+              help="Rows to print at most (default: 200 in a table, every row with --csv).")
+@click.option("--csv", "as_csv", is_flag=True, help="Print CSV (every row and column, untruncated) instead of a table.")
+def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int | None, as_csv: bool) -> None:
+    """Run SQL against the store and print a table (or CSV)."""
     if not sql.strip():
         raise click.ClickException("empty SQL: pass a statement, e.g. \"SELECT * FROM v_test_set\"")
     paths = None if db else _config(params_file).paths
@@ -121,8 +124,9 @@ def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int, as
     if df is None:
         raise click.ClickException("the statement returned no result set")
     if as_csv:
-        click.echo(df.head(limit).to_csv(index=False), nl=False)
+        click.echo((df if limit is None else df.head(limit)).to_csv(index=False), nl=False)
         return
+    limit = limit or _TABLE_ROWS
     _print_table(df.head(limit))
     if len(df) > limit:
         console.print(f"({len(df) - limit} more rows)")
