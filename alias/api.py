@@ -21,6 +21,7 @@ from alias.errors import AliasError
 from alias.grade.cache import ToolRunner
 from alias.grade.run import GRADES, grade_sample
 from alias.stages.common import grade_tool_config
+from alias.store.db import StoreError
 from alias.tla.tools import ToolConfig
 
 __all__ = ["grade_output", "load_test_set"]
@@ -33,6 +34,9 @@ def load_test_set(store_or_data_dir: str | Path) -> TestSet:
     p = Path(store_or_data_dir)
     if p.is_file():
         return TestSet.from_store(p)
+    if not p.is_dir():
+        raise StoreError(f"no store at {p}: pass a DuckDB store file or a data folder "
+                         "(run `dvc repro` or `dvc pull` first)")
     folders = SimpleNamespace(**{k: p / k for k in ("ingest", "rename", "verify", "meaningful")})
     return TestSet.load(folders, meaningful=True)
 

@@ -15,18 +15,17 @@ from types import ModuleType
 from typing import Any, Callable
 
 import click
+import duckdb
 from rich.console import Console
 from rich.table import Table
 
 from alias.api import grade_output
-from alias.config import CONDITIONS, Config, load_config
+from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
 from alias.grade.run import GRADES
 from alias.stages.registry import STAGES
 from alias.store.db import ensure_store
-from alias.store.db import query as run_query
 
-console = Console()
 #: rows a table prints when --limit is not given
 _TABLE_ROWS = 200
 _PARAMS_HELP = "DVC parameters file; repeat to refine one file with another (a pipeline folder's)."
@@ -43,7 +42,22 @@ def _guard(fn: Callable[[], Any]) -> Any:
 
 
 def _config(params_file: tuple[str, ...]) -> Config:
-    return _guard(lambda: load_config(list(params_file)))
+    try:
+        return load_config(list(params_file))
+    except ConfigError as e:
+        raise click.ClickException(f"ConfigError: {e}{_pipeline_hint(params_file)}") from e
+    except FileNotFoundError as e:
+        raise click.ClickException(f"FileNotFoundError: {e}") from e
+
+
+def _pipeline_hint(params_file: tuple[str, ...]) -> str:
+    """In a pipeline folder (``pipelines/X``, whose params.yaml only refines the
+    repository's), the options that load both files."""
+    root = Path("../../params.yaml")
+    if len(params_file) == 1 and Path("dvc.yaml").is_file() and root.is_file() \
+            and Path(params_file[0]).resolve() != root.resolve():
+        return f"; in a pipeline folder pass --params ../../params.yaml --params {params_file[0]}"
+    return ""
 
 
 class _InOrder(click.Group):
@@ -90,7 +104,7 @@ def _stage_command(stage: ModuleType) -> click.Command:
                                            f"(have: {', '.join(section) or 'none'})")
         args = (config, config.paths) + ((key,) if key is not None else ())
         summary = _guard(lambda: stage.run(*args))
-        console.print_json(json.dumps(summary, default=str))
+        _console().print_json(json.dumps(summary, default=str))
 
     params: list[click.Parameter] = [click.Option(["--params", "params_file"], default=("params.yaml",), multiple=True,
                                                   show_default=True, type=click.Path(dir_okay=False), help=_PARAMS_HELP)]
@@ -105,31 +119,76 @@ for _stage in STAGES.values():
 
 @main.command()
 @click.argument("sql")
-@click.option("--db", default=None, help="The DuckDB store (default: paths.store of --params).")
+@click.option("--db", default=None, help="The DuckDB store, or a data folder holding alias.duckdb "
+              "(default: paths.store of --params).")
 @_PARAMS
 @click.option("--limit", default=None, type=click.IntRange(min=1),
               help="Rows to print at most (default: 200 in a table, every row with --csv).")
 @click.option("--csv", "as_csv", is_flag=True, help="Print CSV (every row and column, untruncated) instead of a table.")
 def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int | None, as_csv: bool) -> None:
-    """Run SQL against the store and print a table (or CSV)."""
+    """Run SQL against the store and print a table (or CSV) per statement that returns rows
+    (several statements separated by ``;`` run in order on one read-only connection)."""
     if not sql.strip():
         raise click.ClickException("empty SQL: pass a statement, e.g. \"SELECT * FROM v_test_set\"")
-    paths = None if db else _config(params_file).paths
+    if db:
+        path = _store_file(Path(db))
+    else:
+        paths = _config(params_file).paths
+        path = _guard(lambda: ensure_store(paths.store, paths.snapshot))
+    results = _run_sql(sql, path)
+    if not results:
+        raise click.ClickException("the statement returned no result set")
+    for n, df in enumerate(results):
+        if n:
+            click.echo("")
+        _print_result(df, limit, as_csv)
+
+
+def _store_file(db: Path) -> Path:
+    """``--db``: a store file, or a data folder holding ``alias.duckdb`` or the snapshot
+    ``store/`` it is rebuilt from."""
+    if db.is_dir():
+        if (db / "alias.duckdb").is_file() or (db / "store" / "manifest.json").is_file():
+            return _guard(lambda: ensure_store(db / "alias.duckdb", db / "store"))
+        raise click.ClickException(f"{db} is a folder without alias.duckdb or store/: pass the store file "
+                                   "(--db DATA/alias.duckdb)")
+    if not db.is_file():
+        raise click.ClickException(f"StoreError: no store at {db}: run `dvc repro` (or `dvc pull`) first")
+    return db
+
+
+def _run_sql(sql: str, db: Path) -> list:
+    """The DataFrame of every statement of ``sql`` that returns rows, run in order on one
+    read-only connection; a SQL error is one line."""
     try:
-        df = run_query(sql, Path(db) if db else paths.store, None if db else paths.snapshot)
-    except AliasError as e:
-        raise click.ClickException(str(e)) from e
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            out = []
+            for statement in duckdb.extract_statements(sql):
+                cur = con.execute(statement)
+                if cur.description:
+                    out.append(cur.df())
+            return out
+        finally:
+            con.close()
     except Exception as e:  # a SQL error is the user's to fix: one line, no traceback
         raise click.ClickException(f"{type(e).__name__}: {' '.join(str(e).split())}") from e
-    if df is None:
-        raise click.ClickException("the statement returned no result set")
+
+
+def _print_result(df, limit: int | None, as_csv: bool) -> None:
     if as_csv:
         click.echo((df if limit is None else df.head(limit)).to_csv(index=False), nl=False)
         return
     limit = limit or _TABLE_ROWS
     _print_table(df.head(limit))
     if len(df) > limit:
-        console.print(f"({len(df) - limit} more rows)")
+        _console().print(f"({len(df) - limit} more rows)")
+
+
+def _console() -> Console:
+    """A console on the current stdout; piped, it keeps every column (rich would otherwise
+    fit a table to 80 columns)."""
+    return Console(width=None if sys.stdout.isatty() else 10_000)
 
 
 def _print_table(df) -> None:
@@ -138,7 +197,7 @@ def _print_table(df) -> None:
         table.add_column(str(c))
     for row in df.itertuples(index=False):
         table.add_row(*["" if v is None else str(v) for v in row])
-    console.print(table)
+    _console().print(table)
 
 
 @main.command("grade-file")
@@ -168,7 +227,7 @@ def grade_file(file: str, task_id: str, condition: str, grades: str, store: str 
         table.add_column(k)
     for v in verdicts:
         table.add_row(*["" if v.get(k) is None else str(v.get(k)) for k in keys])
-    console.print(table)
+    _console().print(table)
 
 
 if __name__ == "__main__":  # pragma: no cover

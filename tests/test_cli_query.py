@@ -1,5 +1,7 @@
 """`alias-cir query` on a plain DuckDB file: how many rows the table and the CSV print."""
 
+from pathlib import Path
+
 import duckdb
 from click.testing import CliRunner
 
@@ -27,3 +29,52 @@ def test_a_table_stops_at_200_rows_and_says_how_many_are_left(tmp_path):
     res = CliRunner().invoke(main, ["query", "SELECT range AS i FROM range(500)", "--db", _db(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "(300 more rows)" in res.output and "199" in res.output and "│ 200 " not in res.output
+
+
+def test_every_statement_that_returns_rows_is_printed_in_order(tmp_path):
+    res = CliRunner().invoke(main, ["query", "SELECT 41 AS first_col; SELECT 42 AS second_col", "--csv",
+                                    "--db", _db(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines() == ["first_col", "41", "", "second_col", "42"]
+
+
+def test_a_piped_table_keeps_its_wide_columns(tmp_path):
+    wide = "w" * 150
+    res = CliRunner().invoke(main, ["query", f"SELECT '{wide}' AS a, '{wide}' AS b", "--db", _db(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert res.output.count(wide) == 2
+
+
+def test_db_may_name_a_data_folder_and_a_missing_store_is_one_line(tmp_path):
+    con = duckdb.connect(str(tmp_path / "alias.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT 7 AS v")
+    con.close()
+    ok = CliRunner().invoke(main, ["query", "SELECT v FROM t", "--csv", "--db", str(tmp_path)])
+    assert ok.exit_code == 0 and ok.output.splitlines() == ["v", "7"], ok.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = CliRunner().invoke(main, ["query", "SELECT 1", "--db", str(empty)])
+    assert bad.exit_code == 1 and "folder without alias.duckdb" in bad.output
+    missing = CliRunner().invoke(main, ["query", "SELECT 1", "--db", str(tmp_path / "nosuch.duckdb")])
+    assert missing.exit_code == 1 and "no store at" in missing.output and "Traceback" not in missing.output
+
+
+def test_grade_file_names_a_missing_store_as_query_does(tmp_path):
+    out = tmp_path / "o.tla"
+    out.write_text("---- MODULE M ----\n====\n")
+    res = CliRunner().invoke(main, ["grade-file", str(out), "--task", "t", "--store", str(tmp_path / "no.duckdb")])
+    assert res.exit_code == 1
+    assert f"no store at {tmp_path / 'no.duckdb'}" in res.output and "tasks.parquet" not in res.output
+
+
+def test_in_a_pipeline_folder_a_missing_setting_names_the_params_to_pass(tmp_path, monkeypatch):
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "pipelines" / "x"
+    folder.mkdir(parents=True)
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())
+    (folder / "params.yaml").write_text("paths:\n  store: data/alias.duckdb\n")
+    (folder / "dvc.yaml").write_text("stages: {}\n")
+    monkeypatch.chdir(folder)
+    res = CliRunner().invoke(main, ["query", "SELECT 1"])
+    assert res.exit_code == 1
+    assert "pass --params ../../params.yaml --params params.yaml" in res.output
