@@ -1,5 +1,5 @@
 """The ``alias-cir`` command line: one command per DVC stage (built from
-:data:`alias.stages.registry.STAGES`), plus ``query`` and ``grade-file``.
+the stage registry, :mod:`alias.stages.registry`), plus ``query`` and ``grade-file``.
 
 Every command reads the typed configuration once (``--params``, default ``params.yaml``).
 An error that bad input or setup causes (:class:`alias.errors.AliasError`, a missing
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable
 
 import click
@@ -23,7 +22,8 @@ from alias.api import grade_output
 from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
 from alias.grade.run import GRADES
-from alias.stages.registry import STAGES
+from alias.stages.registry import NAMES, StageInfo, describe
+from alias.stages.registry import load as load_stage
 from alias.store.db import ensure_store
 
 #: rows a table prints when --limit is not given
@@ -90,31 +90,31 @@ def main() -> None:
     """ALIAS: consistent identifier renaming (CIR) studies of LLM-written TLA+ specs."""
 
 
-def _stage_command(stage: ModuleType) -> click.Command:
-    """One command for a stage module: ``run(config, config.paths[, key])``, the summary
-    printed as JSON."""
-    help_text = (stage.__doc__ or stage.NAME).strip().split("\n\n")[0].replace("\n", " ")
+def _stage_command(stage: StageInfo) -> click.Command:
+    """One command for a stage: ``run(config, config.paths[, key])`` of its module
+    (imported when the command runs), the summary printed as JSON."""
+    help_text = stage.doc.strip().split("\n\n")[0].replace("\n", " ")
 
     def callback(params_file: tuple[str, ...], key: str | None = None) -> None:
         config = _config(params_file)
         if key is not None:
-            section = getattr(config.generate, stage.KEYED.split(".")[1])
+            section = getattr(config.generate, stage.keyed.split(".")[1])
             if key not in section:
-                raise click.ClickException(f"no model {key!r} in {stage.KEYED} "
+                raise click.ClickException(f"no model {key!r} in {stage.keyed} "
                                            f"(have: {', '.join(section) or 'none'})")
         args = (config, config.paths) + ((key,) if key is not None else ())
-        summary = _guard(lambda: stage.run(*args))
+        summary = _guard(lambda: load_stage(stage.name).run(*args))
         _console().print_json(json.dumps(summary, default=str))
 
     params: list[click.Parameter] = [click.Option(["--params", "params_file"], default=("params.yaml",), multiple=True,
                                                   show_default=True, type=click.Path(dir_okay=False), help=_PARAMS_HELP)]
-    if getattr(stage, "KEYED", None):
-        params.append(click.Option(["--model", "key"], required=True, help=f"A key of params {stage.KEYED}."))
-    return click.Command(stage.NAME.replace("_", "-"), callback=callback, params=params, help=help_text)
+    if stage.keyed:
+        params.append(click.Option(["--model", "key"], required=True, help=f"A key of params {stage.keyed}."))
+    return click.Command(stage.name.replace("_", "-"), callback=callback, params=params, help=help_text)
 
 
-for _stage in STAGES.values():
-    main.add_command(_stage_command(_stage))
+for _name in NAMES:
+    main.add_command(_stage_command(describe(_name)))
 
 
 @main.command()
