@@ -323,3 +323,38 @@ def test_reference_init_values_are_recorded_for_every_output(tool_config, tmp_pa
         assert worker.reference_init_values()
         keys.append([c.run_key for c in worker.runner.calls])
     assert keys[0] and keys[0] == keys[1]
+
+
+_OV_SYSTEM = """---- MODULE S ----
+EXTENDS Naturals
+VARIABLE c
+Init == c = 0
+Inc == c' = c + 1
+Reset == c' = 0
+Next == Inc
+Spec == Init /\\ [][Next]_c
+====
+"""
+_OV_MODEL = """---- MODULE MCS ----
+EXTENDS S
+BoundedNext == (c < 3 /\\ Inc) \\/ (c = 3 /\\ Reset)
+====
+"""
+
+
+@pytest.mark.tlc
+def test_an_override_built_from_the_outputs_actions_takes_the_outputs_actions(tool_config, tmp_path):
+    """``Next <- BoundedNext`` with ``BoundedNext`` built from the system module's actions
+    (as MCCRDT's ``Next <- ReductionNext``): TLC reads the replacement in the root, R's
+    model, so the output was checked with R's actions and a mutant of ``Inc`` passed
+    (2 CRDT and 3 ReplicatedLog mutants accepted on the real corpus). The output's own
+    ``BoundedNext`` must be used."""
+    from alias.grade.behavior import grade_behavior
+
+    ref = Reference(task_id="ov.S.MCS", condition="original", files={"S.tla": _OV_SYSTEM, "MCS.tla": _OV_MODEL},
+                    system_module="S", model_module="MCS", wrapper_module="MCS",
+                    cfg_text="SPECIFICATION Spec\nCONSTANT Next <- BoundedNext\n", author_modules=("MCS", "S"))
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    assert grade_behavior(ref, _OV_SYSTEM, runner).passed
+    mutant = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
+    assert not mutant.passed and mutant.reason == "forward_property_violated", mutant.attempts

@@ -49,7 +49,7 @@ from alias.corpus.testset import Reference
 from alias.grade import stategraph
 from alias.grade.cache import Call, ToolRunner
 from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
-                                   split_spec, spec_shaped_definitions)
+                                   definition_names_used, split_spec, spec_shaped_definitions)
 from alias.rename.cir import rename_names
 from alias.rename.names import RenameError
 from alias.tla.cfg import Cfg, CfgError, Constant, for_jar, parse_cfg
@@ -431,20 +431,44 @@ class BehaviorGrader:
         else:  # the cfg uses INIT/NEXT: the output's Init and Next
             defs += ["AliasGInit == AliasG!Init", "AliasGNext == AliasG!Next"]
             c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
-        c.constants += self._output_overrides(files)
+        consts, own = self._output_overrides(files)
+        c.constants += consts
         files = dict(files)
-        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs) + "\n")
+        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
         text, flags = self._write(c)
         return self._tlc(files, FORWARD, text, flags, "forward")
 
-    def _output_overrides(self, files: dict[str, str]) -> list[Constant]:
+    def _output_overrides(self, files: dict[str, str]) -> tuple[list[Constant], list[str]]:
         """The cfg's overrides of definitions, qualified for the staged output modules
         (every staged file the reference does not have as is): the root is R's model,
-        so an unqualified entry reaches only R's definitions."""
+        so an unqualified entry reaches only R's definitions. Returns the cfg entries and
+        the root definitions they need (:meth:`_own_replacements`)."""
         extra = [Constant(const.name, const.op, const.value, mod)
                  for const, mod in self._overrides(files, self._output_modules(files))
                  if const.op == "=" or not const.module]
-        return extra + self._qualified_for_output(files)
+        return self._own_replacements(extra + self._qualified_for_output(files), files)
+
+    def _own_replacements(self, consts: list[Constant], files: dict[str, str]) -> tuple[list[Constant], list[str]]:
+        """TLC reads the replacement of ``X <- [AliasOut] D`` in the root, R's model. When the
+        output side defines ``D`` with its own operators (MCCRDT's ``Next <- ReductionNext``,
+        ``ReductionNext`` composing the system module's ``Increment`` and ``Gossip``), R's
+        ``D`` would check R's actions in G's place; such an entry gets the output's
+        ``D`` instead, through a root definition ``AliasGOvN == AliasG!D``."""
+        texts = {m: files[f"{m}.tla"] for m in self._output_modules(files)}
+        uses = {m: definition_names_used(t) for m, t in texts.items()}
+        system_defs = set(uses.get(OUT, {}))
+        out, own, alias = [], [], {}
+        for const in consts:
+            if const.op == "<-" and _uses_any(const.value, uses, system_defs):
+                if const.value not in alias:
+                    alias[const.value] = f"AliasGOv{len(alias)}"
+                    k = next(definition_arities(t)[const.value] for m, t in texts.items()
+                             if const.value in uses[m])
+                    ps = f"({', '.join(f'p{i}' for i in range(k))})" if k else ""
+                    own.append(f"{alias[const.value]}{ps} == AliasG!{const.value}{ps}")
+                const = replace(const, value=alias[const.value])
+            out.append(const)
+        return out, own
 
     def reverse(self, files: dict[str, str], model: str) -> CheckResult:
         ref = self.ref
@@ -454,9 +478,10 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.properties = ["AliasGSafety"]
         c.check_deadlock = False
-        c.constants += self._output_overrides(files)
+        consts, own = self._output_overrides(files)
+        c.constants += consts
         files = dict(files)
-        files[f"{REVERSE}.tla"] = _module(REVERSE, body)
+        files[f"{REVERSE}.tla"] = _module(REVERSE, body + "".join(d + "\n" for d in own))
         text, flags = self._write(c)
         return self._tlc(files, REVERSE, text, flags, "reverse")
 
@@ -855,6 +880,23 @@ class BehaviorGrader:
         if not same:
             v.reason = "data_graph_differs"
         return same
+
+
+def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]) -> bool:
+    """Whether definition ``name`` of the output modules (``uses``: module -> definition ->
+    names it mentions) is one of ``targets`` or mentions one, directly or through other
+    definitions of those modules."""
+    defined = {d: u for m in uses.values() for d, u in m.items()}
+    todo, seen = [name], set()
+    while todo:
+        d = todo.pop()
+        if d in seen or d not in defined:
+            continue
+        if d in targets:
+            return True
+        seen.add(d)
+        todo += defined[d]
+    return False
 
 
 def grade_behavior(ref: Reference, out: OutputSide | str, runner: ToolRunner, *,

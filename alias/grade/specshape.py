@@ -234,3 +234,26 @@ def definition_arities(text: str) -> dict[str, int]:
                 out[node_text(named, src)] = len(params) if c.type == "operator_definition" else 0
         break
     return out
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def definition_names_used(text: str) -> dict[str, set[str]]:
+    """Top-level operator and function definitions of the first module of ``text`` ->
+    the identifiers their text mentions (parameters and bound names included: a superset
+    of the definitions it uses)."""
+    tree = parse(text)
+    src = tree_src(text)
+    out: dict[str, set[str]] = {}
+    for mod in tree.root_node.children:
+        if mod.type != "module":
+            continue
+        for c in mod.children:
+            if c.type in ("operator_definition", "function_definition"):
+                named = next((x for x in c.children if x.type == "identifier"), None)
+                if named is not None:
+                    out[node_text(named, src)] = set(_IDENT.findall(node_text(c, src))) - {node_text(named, src)}
+        break
+    return out
+
