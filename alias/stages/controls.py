@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
+
 from alias.config import Config, Paths
 from alias.corpus.testset import TestSet
 from alias.grade.cache import ToolRunner
@@ -14,16 +16,25 @@ from alias.stages.common import executor, grade_tool_config, worker_tools
 NAME = "controls"
 
 
+def cheapest_first(tasks: pd.DataFrame, refs: dict) -> list[str]:
+    """The task ids of ``refs`` (original condition) by the manifest's runtime
+    (``tasks.manifest_runtime_s``, none last), then by id: a stopped run has done the most tasks."""
+    by_cost = tasks.sort_values(["manifest_runtime_s", "task_id"], na_position="last").task_id
+    return [t for t in by_cost if (t, "original") in refs]
+
+
 def run(config: Config, paths: Paths) -> dict[str, Any]:
     """Build the positive and negative controls of every eligible test-set task and grade
     them on ``config.executor``; writes eligibility, control samples, samples and verdicts under
     ``paths.controls``; the grading journal and the tool-run cache (a killed run resumes
     from them) live under ``paths.work``. Returns the Table J.1 counts."""
-    refs = TestSet.load(paths).references()
+    test_set = TestSet.load(paths)
+    refs = test_set.references()
+    order = cheapest_first(test_set.tasks, refs)
     runner = ToolRunner(worker_tools(config, grade_tool_config(config)), paths.work / NAME / "cache")
     c, g = config.controls, config.grade
     with progress_bar("controls", total=None) as bar, executor(config, g.parallel) as ex:
         return run_controls(refs, runner, paths.controls, journal=paths.work / NAME / "journal.jsonl", seed=c.seed,
                             max_mutants_tried=c.max_mutants_tried_per_task, max_mutants_kept=c.max_mutants_kept_per_task,
-                            parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or None,
+                            parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or order,
                             progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex)
