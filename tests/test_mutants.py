@@ -241,6 +241,8 @@ LSpec == HC /\\ WF_hr(HCnxt)
     assert "cmp@L5C22" in shape and "num+1@L4C18" in shape
     assert not any(i.endswith("L7C16") for i in shape)  # Other is not used
     assert shape == [m.mutant_id for m in generate_mutants(hour, cfg="SPECIFICATION LSpec\n")]
+    # the cfg's specification defined in a wrapper (MCEcho's TestSpec): the module's own formula
+    assert shape == [m.mutant_id for m in generate_mutants(hour, cfg="SPECIFICATION WrapperSpec\n")]
     assert shape == [m.mutant_id for m in generate_mutants(hour, init="HCini", next="HCnxt")]
     via_cfg = [m.mutant_id for m in generate_mutants(hour, cfg="INIT HCini\nNEXT Other\n")]
     assert "num+1@L7C16" in via_cfg and "cmp@L5C22" not in via_cfg

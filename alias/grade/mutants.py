@@ -43,8 +43,9 @@ mutated: they are part of the model, not of the system.
 
 The initial predicate and the next-state relation: a cfg's ``INIT``/``NEXT``, else the
 cfg's ``SPECIFICATION``, else the definitions named ``init``/``next``, else the
-specification ``spec`` (or the first definition of the shape ``I /\\ [][N]_v``),
-decomposed into ``I`` and ``N``.
+specification ``spec`` (or the first definition of the shape ``I /\\ [][N]_v``; also
+when the cfg's specification is defined in another module, a wrapper), decomposed into
+``I`` and ``N``.
 
 Every mutant is re-parsed with tree-sitter and dropped when the original parses cleanly
 but the mutant does not; mutants whose text equals an earlier mutant's are dropped.
@@ -390,7 +391,9 @@ def _roots(m: _Module, init: str | None, nxt: str | None, spec: str | None,
     next_node = m.body(nxt) if nxt else None
     if init_node is None or next_node is None:
         candidates = [spec] if spec and spec in m.defs else []
-        if not candidates and (cfg is None or not cfg.specification):
+        if not candidates and (cfg is None or not cfg.specification or cfg.specification not in m.defs):
+            # the cfg's specification lives in a wrapper (MCEcho's TestSpec == Spec /\ ...):
+            # the system module's own specification formula gives I and N
             candidates = [n for n, d in m.defs.items() if m.has_type(d, ("step_expr_or_stutter",))]
         for name in candidates:
             body = m.body(name)
