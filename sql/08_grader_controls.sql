@@ -49,6 +49,7 @@ ORDER BY ord;
 -- Eligibility and the operator-renamed copies that do not count (Appendix J text).
 CREATE OR REPLACE VIEW v_control_counts AS
 SELECT
+  (SELECT count(*) FROM test_set WHERE in_test_set) AS test_set_tasks,
   (SELECT count(*) FROM control_eligibility) AS tasks_with_cfg,
   (SELECT count(*) FROM control_eligibility WHERE eligible) AS eligible,
   (SELECT count(*) FROM control_eligibility WHERE NOT eligible) AS not_eligible,

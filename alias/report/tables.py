@@ -31,6 +31,15 @@ def sources_markdown(db: str | Path, *, exposure: bool = False) -> str:
     return "## Where the outputs come from\n\n" + (to_markdown(df) if len(df) else "no model outputs yet\n")
 
 
+def _controls_scope(c: pd.Series) -> str:
+    """The sentence Table J.1 opens with when the controls ran on part of the test set
+    (``controls.tasks``); empty when they ran on all of it."""
+    if int(c.tasks_with_cfg) >= int(c.test_set_tasks):
+        return ""
+    return (f"The controls ran on {int(c.tasks_with_cfg)} of the {int(c.test_set_tasks)} test-set tasks "
+            "(params `controls.tasks`); the others are not in this table. ")
+
+
 def write_reports(db: str | Path, out: Path) -> dict:
     """Write ``table_K1.md``, ``table_C1.md``, ``hidden_names.md``, ``excluded.md``,
     ``table_J1.md`` and ``metrics.json`` under ``out``; returns the metrics dict."""
@@ -76,6 +85,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
         c = counts.iloc[0]
         j1_text = (
             "# Table J.1: validation of the behavior-based grade\n\n"
+            + _controls_scope(c) +
             f"{int(c.eligible)} of {int(c.tasks_with_cfg)} test-set tasks with a cfg are eligible. "
             "A positive control should pass and a negative control should fail.\n\n"
             + to_markdown(j1) +
