@@ -21,24 +21,47 @@ from alias.errors import AliasError
 from alias.grade.cache import ToolRunner
 from alias.grade.run import GRADES, grade_sample
 from alias.stages.common import grade_tool_config
-from alias.store.db import StoreError
+from alias.store.db import StoreError, ensure_store
 from alias.tla.tools import ToolConfig
 
-__all__ = ["grade_output", "load_test_set"]
+__all__ = ["default_config", "grade_output", "load_test_set", "locate_store"]
+
+
+def locate_store(path: str | Path) -> Path:
+    """The DuckDB store that ``path`` names: a store file; a snapshot folder (``data/store``,
+    rebuilt into the ``alias.duckdb`` beside it when that is missing or older); or a data
+    folder holding ``alias.duckdb`` or the snapshot ``store/``. Raises
+    :class:`~alias.store.db.StoreError` when ``path`` is none of these."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    if (p / "manifest.json").is_file():
+        return ensure_store(p.parent / "alias.duckdb", p)
+    if (p / "alias.duckdb").is_file() or (p / "store" / "manifest.json").is_file():
+        return ensure_store(p / "alias.duckdb", p / "store")
+    if p.is_dir():
+        raise StoreError(f"{p} holds no store: pass a DuckDB file, a snapshot folder (data/store) or a data "
+                         "folder holding one (run `dvc repro` or `dvc pull` first)")
+    raise StoreError(f"no store at {p}: run `dvc repro` (or `dvc pull`) first")
 
 
 def load_test_set(store_or_data_dir: str | Path) -> TestSet:
-    """The test set of a DuckDB store file (``data/alias.duckdb``) or of a folder holding
-    the stage folders ``ingest/``, ``rename/``, ``verify/`` (and ``meaningful/``).
-    Raises :class:`~alias.store.db.StoreError` when neither is there."""
+    """The test set of a DuckDB store (anything :func:`locate_store` accepts) or of a
+    folder holding the stage folders ``ingest/``, ``rename/``, ``verify/`` (and
+    ``meaningful/``). Raises :class:`~alias.store.db.StoreError` when neither is there."""
     p = Path(store_or_data_dir)
-    if p.is_file():
-        return TestSet.from_store(p)
-    if not p.is_dir():
-        raise StoreError(f"no store at {p}: pass a DuckDB store file or a data folder "
-                         "(run `dvc repro` or `dvc pull` first)")
-    folders = SimpleNamespace(**{k: p / k for k in ("ingest", "rename", "verify", "meaningful")})
-    return TestSet.load(folders, meaningful=True)
+    if p.is_dir() and (p / "ingest" / "tasks.parquet").is_file():
+        folders = SimpleNamespace(**{k: p / k for k in ("ingest", "rename", "verify", "meaningful")})
+        return TestSet.load(folders, meaningful=True)
+    return TestSet.from_store(locate_store(p))
+
+
+def default_config() -> Config:
+    """``params.yaml`` of the working directory; a one-line error when there is none."""
+    if not Path("params.yaml").is_file():
+        raise AliasError(f"no params.yaml in {Path.cwd()}: run from the repository root, or pass "
+                         "config=load_config(PATH) (the command line: --params PATH)")
+    return load_config("params.yaml")
 
 
 def _tools(config: Config) -> ToolConfig:
@@ -86,7 +109,7 @@ def grade_output(text: str, task_id: str, condition: str = "original",
         raise AliasError(f"grades must be a non-empty subset of {', '.join(GRADES)}, got {list(grades)}")
     if condition not in CONDITIONS:
         raise AliasError(f"condition must be one of {', '.join(CONDITIONS)}, got {condition!r}")
-    config = config if config is not None else load_config("params.yaml")
+    config = config if config is not None else default_config()
     refs = load_test_set(store_or_data_dir).references()
     ref = refs.get((task_id, condition))
     if ref is None:

@@ -15,10 +15,12 @@ from typing import Any, Callable
 
 import click
 import duckdb
+import numpy as np
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from alias.api import grade_output
+from alias.api import grade_output, locate_store
 from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
 from alias.grade.run import GRADES
@@ -42,6 +44,10 @@ def _guard(fn: Callable[[], Any]) -> Any:
 
 
 def _config(params_file: tuple[str, ...]) -> Config:
+    missing = [p for p in params_file if not Path(p).is_file()]
+    if missing:
+        raise click.ClickException(f"no {missing[0]} in {Path.cwd()}: run from the repository root (in a pipeline "
+                                   "folder: --params ../../params.yaml --params params.yaml) or pass --params PATH")
     try:
         return load_config(list(params_file))
     except ConfigError as e:
@@ -145,16 +151,8 @@ def query(sql: str, db: str | None, params_file: tuple[str, ...], limit: int | N
 
 
 def _store_file(db: Path) -> Path:
-    """``--db``: a store file, or a data folder holding ``alias.duckdb`` or the snapshot
-    ``store/`` it is rebuilt from."""
-    if db.is_dir():
-        if (db / "alias.duckdb").is_file() or (db / "store" / "manifest.json").is_file():
-            return _guard(lambda: ensure_store(db / "alias.duckdb", db / "store"))
-        raise click.ClickException(f"{db} is a folder without alias.duckdb or store/: pass the store file "
-                                   "(--db DATA/alias.duckdb)")
-    if not db.is_file():
-        raise click.ClickException(f"StoreError: no store at {db}: run `dvc repro` (or `dvc pull`) first")
-    return db
+    """``--db``: what :func:`alias.api.locate_store` accepts."""
+    return _guard(lambda: locate_store(db))
 
 
 def _run_sql(sql: str, db: Path) -> list:
@@ -196,8 +194,17 @@ def _print_table(df) -> None:
     for c in df.columns:
         table.add_column(str(c))
     for row in df.itertuples(index=False):
-        table.add_row(*["" if v is None else str(v) for v in row])
+        table.add_row(*[_cell(v) for v in row])
     _console().print(table)
+
+
+def _cell(v: Any) -> str:
+    """A table cell: empty for a missing value (None, NaN, NA), as CSV prints it."""
+    if isinstance(v, np.ndarray):
+        return str(v.tolist())
+    if isinstance(v, (list, tuple, dict)):
+        return str(v)
+    return "" if v is None or pd.isna(v) else str(v)
 
 
 @main.command("grade-file")

@@ -3,9 +3,12 @@
 from pathlib import Path
 
 import duckdb
+import pytest
 from click.testing import CliRunner
 
+from alias.api import load_test_set, locate_store
 from alias.cli import main
+from alias.store.db import StoreError, build_store, export_store
 
 
 def _db(tmp_path):
@@ -54,7 +57,7 @@ def test_db_may_name_a_data_folder_and_a_missing_store_is_one_line(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     bad = CliRunner().invoke(main, ["query", "SELECT 1", "--db", str(empty)])
-    assert bad.exit_code == 1 and "folder without alias.duckdb" in bad.output
+    assert bad.exit_code == 1 and "holds no store" in bad.output
     missing = CliRunner().invoke(main, ["query", "SELECT 1", "--db", str(tmp_path / "nosuch.duckdb")])
     assert missing.exit_code == 1 and "no store at" in missing.output and "Traceback" not in missing.output
 
@@ -78,3 +81,30 @@ def test_in_a_pipeline_folder_a_missing_setting_names_the_params_to_pass(tmp_pat
     res = CliRunner().invoke(main, ["query", "SELECT 1"])
     assert res.exit_code == 1
     assert "pass --params ../../params.yaml --params params.yaml" in res.output
+
+
+def test_db_and_grade_file_store_may_name_a_snapshot_folder(tmp_path):
+    """``data/store`` (what ``dvc pull`` brings) is rebuilt into the ``alias.duckdb`` beside
+    it, for ``query --db`` and ``grade-file --store`` alike (the newcomer found grade-file
+    asking for ``ingest/tasks.parquet`` there)."""
+    (tmp_path / "sql").mkdir()
+    (tmp_path / "sql" / "01.sql").write_text("CREATE VIEW v_seven AS SELECT 7 AS v;\n")
+    folders = {k: tmp_path / "none" for k in ("continuation", "controls", "exposure", "grades", "identifiers",
+                                              "ingest", "meaningful", "rename", "samples", "verify")}
+    build_store(tmp_path / "built.duckdb", folders, sql_dir=tmp_path / "sql")   # every table, empty
+    export_store(tmp_path / "built.duckdb", tmp_path / "data" / "store", sql_dir=tmp_path / "sql")
+    res = CliRunner().invoke(main, ["query", "SELECT v, (SELECT count(*) FROM tasks) AS n FROM v_seven", "--csv",
+                                    "--db", str(tmp_path / "data" / "store")])
+    assert res.exit_code == 0 and res.output.splitlines() == ["v,n", "7,0"], res.output
+    assert (tmp_path / "data" / "alias.duckdb").is_file()
+    assert locate_store(tmp_path / "data") == tmp_path / "data" / "alias.duckdb"
+    with pytest.raises(StoreError, match="holds no store"):
+        load_test_set(tmp_path / "sql")
+
+
+def test_a_table_prints_missing_values_empty_as_csv_does(tmp_path):
+    res = CliRunner().invoke(main, ["query", "SELECT NULL::INT AS a, NULL::DOUBLE AS b, [1, 2] AS c, 'x' AS d",
+                                    "--db", _db(tmp_path)])
+    assert res.exit_code == 0, res.output
+    row = [c.strip() for c in res.output.splitlines()[3].split("│")[1:-1]]
+    assert row == ["", "", "[1, 2]", "x"], res.output
