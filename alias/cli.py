@@ -46,8 +46,9 @@ def _guard(fn: Callable[[], Any]) -> Any:
 def _config(params_file: tuple[str, ...]) -> Config:
     missing = [p for p in params_file if not Path(p).is_file()]
     if missing:
-        raise click.ClickException(f"no {missing[0]} in {Path.cwd()}: run from the repository root (in a pipeline "
-                                   "folder: --params ../../params.yaml --params params.yaml) or pass --params PATH")
+        raise click.ClickException(f"params file not found: {Path(missing[0]).absolute()} (run from the repository "
+                                   "root; in a pipeline folder: --params ../../params.yaml --params params.yaml; "
+                                   "or pass --params PATH)")
     try:
         return load_config(list(params_file))
     except ConfigError as e:
