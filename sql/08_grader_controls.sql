@@ -50,7 +50,8 @@ ORDER BY ord;
 CREATE OR REPLACE VIEW v_control_counts AS
 SELECT
   (SELECT count(*) FROM test_set WHERE in_test_set) AS test_set_tasks,
-  (SELECT count(*) FROM control_eligibility) AS tasks_with_cfg,
+  (SELECT count(*) FROM control_eligibility) AS controlled_tasks,
+  (SELECT count(*) FROM control_eligibility WHERE reason IS DISTINCT FROM 'no_cfg') AS tasks_with_cfg,
   (SELECT count(*) FROM control_eligibility WHERE eligible) AS eligible,
   (SELECT count(*) FROM control_eligibility WHERE NOT eligible) AS not_eligible,
   (SELECT count(*) FROM control_samples WHERE kind = 'oprenamed' AND NOT valid

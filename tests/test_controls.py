@@ -13,6 +13,6 @@ def test_the_stage_takes_the_cheapest_tasks_first():
 
 
 def test_table_j1_says_when_the_controls_ran_on_part_of_the_test_set():
-    part = pd.Series({"tasks_with_cfg": 90, "test_set_tasks": 115})
+    part = pd.Series({"controlled_tasks": 90, "tasks_with_cfg": 88, "test_set_tasks": 115})
     assert _controls_scope(part).startswith("The controls ran on 90 of the 115 test-set tasks")
-    assert _controls_scope(pd.Series({"tasks_with_cfg": 6, "test_set_tasks": 6})) == ""
+    assert _controls_scope(pd.Series({"controlled_tasks": 6, "tasks_with_cfg": 6, "test_set_tasks": 6})) == ""

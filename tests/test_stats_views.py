@@ -371,3 +371,13 @@ def test_no_controls_means_no_behavior_rates(tmp_path):
     assert name["decrease [95% CI]"].notna().all() and (name.tasks == str(len(TEST_TASKS))).all()
     tp = T.table_p_disagreements(db)
     assert tp.samples.isna().all()
+
+
+def test_control_counts_keep_tasks_without_a_cfg_apart(tmp_path):
+    """Table J.1's "N of M test-set tasks with a cfg": a task the controls saw without a cfg
+    (reason no_cfg) is covered but not one of the M."""
+    tables = synthetic_tables()
+    elig = tables["control_eligibility"]
+    elig.loc[elig.task_id == "T6", "reason"] = "no_cfg"
+    c = query("SELECT * FROM v_control_counts", make_store(tmp_path, tables)).iloc[0]
+    assert (c.controlled_tasks, c.tasks_with_cfg, c.eligible, c.not_eligible) == (6, 5, 5, 1)

@@ -34,9 +34,9 @@ def sources_markdown(db: str | Path, *, exposure: bool = False) -> str:
 def _controls_scope(c: pd.Series) -> str:
     """The sentence Table J.1 opens with when the controls ran on part of the test set
     (``controls.tasks``); empty when they ran on all of it."""
-    if int(c.tasks_with_cfg) >= int(c.test_set_tasks):
+    if int(c.controlled_tasks) >= int(c.test_set_tasks):
         return ""
-    return (f"The controls ran on {int(c.tasks_with_cfg)} of the {int(c.test_set_tasks)} test-set tasks "
+    return (f"The controls ran on {int(c.controlled_tasks)} of the {int(c.test_set_tasks)} test-set tasks "
             "(params `controls.tasks`); the others are not in this table. ")
 
 
@@ -79,7 +79,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
     counts = query("SELECT * FROM v_control_counts", db)
     failures = query("SELECT task_id, reason, maps_tried FROM v_grader_failures", db)
     errors = query("SELECT * FROM v_control_errors", db)
-    if int(counts.tasks_with_cfg.iloc[0]) == 0:
+    if int(counts.controlled_tasks.iloc[0]) == 0:
         j1_text = "# Table J.1: validation of the behavior-based grade\n\nno data: the controls stage has not run\n"
     else:
         c = counts.iloc[0]
@@ -105,9 +105,9 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
         "manifest_mismatches": len(mismatch),
         "grader_self_accepted": int(j1.passed.iloc[0]) if len(j1) and int(j1.n.iloc[0]) else None,
-        "grader_eligible": int(counts.eligible.iloc[0]) if int(counts.tasks_with_cfg.iloc[0]) else None,
-        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and int(counts.tasks_with_cfg.iloc[0]) else None,
-        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and int(counts.tasks_with_cfg.iloc[0])
+        "grader_eligible": int(counts.eligible.iloc[0]) if int(counts.controlled_tasks.iloc[0]) else None,
+        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and int(counts.controlled_tasks.iloc[0]) else None,
+        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and int(counts.controlled_tasks.iloc[0])
         else None,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
