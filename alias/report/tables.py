@@ -79,7 +79,8 @@ def write_reports(db: str | Path, out: Path) -> dict:
     counts = query("SELECT * FROM v_control_counts", db)
     failures = query("SELECT task_id, reason, maps_tried FROM v_grader_failures", db)
     errors = query("SELECT * FROM v_control_errors", db)
-    if int(counts.controlled_tasks.iloc[0]) == 0:
+    ran = int(counts.controlled_tasks.iloc[0]) > 0   # the controls stage saw at least one task
+    if not ran:
         j1_text = "# Table J.1: validation of the behavior-based grade\n\nno data: the controls stage has not run\n"
     else:
         c = counts.iloc[0]
@@ -105,10 +106,9 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
         "manifest_mismatches": len(mismatch),
         "grader_self_accepted": int(j1.passed.iloc[0]) if len(j1) and int(j1.n.iloc[0]) else None,
-        "grader_eligible": int(counts.eligible.iloc[0]) if int(counts.controlled_tasks.iloc[0]) else None,
-        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and int(counts.controlled_tasks.iloc[0]) else None,
-        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and int(counts.controlled_tasks.iloc[0])
-        else None,
+        "grader_eligible": int(counts.eligible.iloc[0]) if ran else None,
+        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and ran else None,
+        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and ran else None,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics
