@@ -9,8 +9,8 @@ folder holding every gold module):
 (b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
     class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
-    a fresh class loader per run), TLC skipped after a parse failure, identical runs made
-    once;
+    a fresh class loader per run), TLC first where the task has a cfg and SANY only when
+    TLC's own parse failed, TLC skipped after a parse failure, identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
@@ -174,6 +174,8 @@ def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -
                          dataclasses.replace(tools, sany_server=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: no TLC server (a JVM per TLC run)", fast,
                          dataclasses.replace(tools, tlc_server=False), compat, work, LocalExecutor(workers)),
+            _timed_alias("lever: SANY then TLC (no TLC first)", fast, tools,
+                         dataclasses.replace(compat, tlc_first=False), work, LocalExecutor(workers)),
             _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
     graded = {_key(s) for s in fast}  # the levers grade the outputs within the limit only
     for r in rows:

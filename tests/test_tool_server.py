@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -228,6 +229,18 @@ def test_tlc_in_worker_processes(tlc_configs):
     got = dict(LocalExecutor(2).run(_check, server, cases))
     assert [got[i] for i in range(len(cases))] == [("success", 12), ("config_error", None),
                                                    ("invariant_violated", 5), ("deadlock", 2)] * 2
+
+
+@pytest.mark.tlc
+def test_worker_servers_leave_no_folder_when_the_pool_closes(tlc_configs, tmp_path, monkeypatch):
+    """A pool worker ends with os._exit and starts with its parent's finalizers cleared: its
+    servers are stopped, and their folders removed, by a finalizer it registers itself."""
+    _process, server = tlc_configs
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # the workers inherit it
+    with LocalExecutor(2) as pool:
+        got = dict(pool.run(_check, server, ["success", "deadlock"] * 2))
+    assert sorted(got.values()) == [("deadlock", 2)] * 2 + [("success", 12)] * 2
+    assert not list(tmp_path.glob("alias-tla-srv*"))
 
 
 @pytest.mark.tlc

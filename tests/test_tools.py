@@ -170,6 +170,12 @@ Finished in 01s at (2024-01-01 00:00:01)
      "assumption_violated"),
     ("", None, "crash"),
     ("garbage", 3, "crash"),
+    # TLC 2.15 heads a list of warnings only with "Semantic errors:": no error
+    ("Semantic errors:\n\n*** Warnings: 1\n\nline 6, col 1 to line 6, col 22 of module W\n\nMultiple declarations "
+     "or definitions for symbol P.\n\n" + MODERN_SUCCESS, 0, "success"),
+    # an action that leaves a variable unassigned is an error of the spec, not of its cfg
+    ("Error: Successor state is not completely specified by the next-state action. The following variable "
+     "is not defined: y.\n", 75, "eval_error"),
 ])
 def test_parse_tlc_output_texts(text, code, kind):
     o = parse_tlc_output(text, code, False)
@@ -369,6 +375,28 @@ def test_extra_kinds_assumption_and_eval(jar_config):
           "Next == x' = x + \"a\"\n====\n")
     r = run_tlc({"E.tla": ev}, "E", INIT_NEXT, tool_config)
     assert r.kind == "eval_error", r.output
+    unassigned = "---- MODULE U ----\nVARIABLE x, y\nInit == x = 0 /\\ y = 0\nNext == x' = x\n====\n"
+    r = run_tlc({"U.tla": unassigned}, "U", INIT_NEXT, tool_config)
+    assert r.kind == "eval_error" and "not completely specified" in r.error_message, r.output
+
+
+@pytest.mark.tlc
+def test_tlc_says_whether_its_own_parse_passed(jar_config):
+    """``front_end_passed``: true past the parser (success, a violation, a cfg name the spec
+    lacks), false on a parse or semantic error and where the cfg stops TLC before it parses."""
+    runs = {"success": ({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT TypeOK\n"),
+            "invariant_violated": ({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT Small\n"),
+            "unbound cfg name": ({"Counter.tla": COUNTER}, "Counter", INIT_NEXT + "INVARIANT Nope\n"),
+            "bad cfg": ({"Counter.tla": COUNTER}, "Counter", "INIT Init\nNEXTT Next\n"),
+            "parse_error": ({"Bad.tla": BAD_PARSE}, "Bad", INIT_NEXT),
+            "semantic_error": ({"Sem.tla": BAD_SEMANTIC}, "Sem", INIT_NEXT)}
+    got = {k: run_tlc(*v, jar_config) for k, v in runs.items()}
+    assert {k: (r.kind, r.front_end_passed) for k, r in got.items()} == {
+        "success": ("success", True), "invariant_violated": ("invariant_violated", True),
+        "unbound cfg name": ("config_error", True), "bad cfg": ("config_error", False),
+        "parse_error": ("parse_error", False), "semantic_error": ("semantic_error", False)}
+    assert got["invariant_violated"].error_lines[0] == "Error: Invariant Small is violated."
+    assert got["success"].error_lines == ()
 
 
 def test_refuses_community_modules_jar_on_manifest_classpath(tool_config, tmp_path):

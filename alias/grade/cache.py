@@ -20,12 +20,34 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from alias.tla.tools import (SanyResult, TlcResult, ToolConfig, run_sany, run_tlc, sany_run_key,
+from alias.tla.tlc_output import parse_tlc_output
+from alias.tla.tools import (SanyResult, TlcResult, ToolConfig, error_lines, run_sany, run_tlc, sany_run_key,
                              tlc_run_key)
 
 #: TLC output kept in a cache entry (characters from the end; the verdict needs the end).
 OUTPUT_KEEP = 20_000
 _UNCACHED = {"timeout", "crash"}
+#: the mark :func:`alias.tla.tools._read_capped` leaves where it cut a long output
+_CUT = "bytes of output cut ...]"
+
+
+def _reparsed(entry: dict) -> TlcResult:
+    """A cached TLC entry as a :class:`TlcResult`. An entry that kept its whole output
+    (under :data:`OUTPUT_KEEP` characters, nothing cut by the run) is classified again by
+    today's parser, so a parser fix reaches cached runs (same fields as a fresh run); a
+    longer one keeps what it stored (entries written before ``error_lines`` existed get
+    them from the output they kept)."""
+    d = {k: v for k, v in entry.items() if k != "tool"}
+    d["flags"] = tuple(d.get("flags") or ())
+    output = d.get("output") or ""
+    if len(output) < OUTPUT_KEEP and _CUT not in output:
+        o = parse_tlc_output(output, d.get("exit_code"), False)
+        d.update(kind=o.kind, distinct_states=o.distinct_states, states_generated=o.states_generated,
+                 depth=o.depth, error_message=o.error_message, front_end_passed=o.front_end_passed,
+                 error_lines=error_lines(output))
+    else:
+        d["error_lines"] = tuple(d["error_lines"]) if "error_lines" in d else error_lines(output)
+    return TlcResult(**d)
 
 
 @dataclass
@@ -106,9 +128,7 @@ class ToolRunner:
         key = tlc_run_key(files, main, cfg_text, self.config, flags)
         hit = self._load(key)
         if hit is not None and hit.get("tool") == "tlc":
-            d = {k: v for k, v in hit.items() if k != "tool"}
-            d["flags"] = tuple(d.get("flags") or ())
-            res = TlcResult(**d)
+            res = _reparsed(hit)
             self._record(Call("tlc", key, res.kind, True, 0.0, purpose))
             return res
         res = run_tlc(files, main, cfg_text, self.config, extra_flags=flags)

@@ -49,7 +49,10 @@ class TlcOutcome:
     ``depth``: ``The depth of the complete state graph search is N`` (``None``
     if not printed, e.g. after a liveness violation on TLC 2.15).
     ``error_message``: the first error block, at most 4000 characters, ``None``
-    on success.
+    on success.  ``front_end_passed``: TLC's own SANY pass ended without a parse or
+    semantic error (it printed ``Semantic processing of module`` and the run then got past
+    the parser: any kind but ``parse_error``, ``semantic_error``, ``crash`` and
+    ``timeout``), so a separate SANY run on the same files exits 0.
     """
 
     kind: str
@@ -57,6 +60,7 @@ class TlcOutcome:
     states_generated: int | None = None
     depth: int | None = None
     error_message: str | None = None
+    front_end_passed: bool = False
 
 
 _STATS = re.compile(
@@ -78,7 +82,9 @@ _PARSE = [
     r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse module",
     r"Cannot find source file for module", r"^File does not exist: .*\.tla",
 ]
-_SEMANTIC = [r"^Semantic errors:", r"^\*\*\* Errors: \d+"]
+#: "Semantic errors:" alone is no error: TLC 2.15 prints it over a list of warnings only
+_SEMANTIC = [r"^\*\*\* Errors: [1-9]"]
+_FRONT_END = re.compile(r"^Semantic processing of module ", re.MULTILINE)
 _INVARIANT = r"^Error: Invariant (\S+) is violated"
 _PROPERTY = (r"^Error: Temporal properties were violated|^Error: (?:Action )?[Pp]roperty "
              r"\S+ is violated|^Error: The following (?:action )?property is violated")
@@ -97,6 +103,9 @@ _EVAL = [
     r"^Error: Attempted to", r"The first argument of Assert evaluated to FALSE",
     r"^Error: Evaluating ", r"^Error: TLC encountered",
 ]
+#: an action that leaves a variable unassigned: an error of the spec, though its message
+#: reads like a cfg error ("... is not defined")
+_EVAL_NOT_CONFIG = [r"^Error: (?:Successor s|S)tate is not completely specified"]
 _SUCCESS = r"Model checking completed\. No error has been found\."
 # TLC's process exit codes (tlc2.output.EC.ExitStatus in 1.8; the same values in 2.15)
 _EXIT_KIND = {
@@ -143,6 +152,8 @@ def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOu
     killed); ``timed_out``: true when the caller killed TLC at its time limit.
     Never raises; unknown output with a non-zero exit is ``'crash'``.
     """
+    if timed_out:  # how far TLC got depends on the machine's speed: no counts
+        return TlcOutcome(kind="timeout", error_message="time limit reached; process group killed")
     out = TlcOutcome(kind="crash")
     stats = _STATS.findall(text)
     if stats:
@@ -151,56 +162,50 @@ def parse_tlc_output(text: str, exit_code: int | None, timed_out: bool) -> TlcOu
     depth = _DEPTH.findall(text)
     if depth:
         out.depth = _to_int(depth[-1])
+    out.kind, out.error_message = _classify(text, exit_code)
+    out.front_end_passed = (out.kind not in ("parse_error", "semantic_error", "crash")
+                            and _FRONT_END.search(text) is not None)
+    return out
 
-    def first_error() -> str | None:
-        m = re.search(r"^Error: ", text, _M)
-        return _block(text, m.start()) if m else (text.strip()[-4000:] or None)
 
-    if timed_out:  # how far TLC got depends on the machine's speed: no counts
-        return TlcOutcome(kind="timeout", error_message="time limit reached; process group killed")
+def _first_error(text: str) -> str | None:
+    m = re.search(r"^Error: ", text, _M)
+    return _block(text, m.start()) if m else (text.strip()[-4000:] or None)
+
+
+def _classify(text: str, exit_code: int | None) -> tuple[str, str | None]:
+    """``(kind, error_message)`` of a run that was not killed (:func:`parse_tlc_output`)."""
     m = _any(_CRASH, text)
     if m:
-        out.kind = "crash"
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        out.error_message = _block(text, line_start)
-        return out
+        return "crash", _block(text, text.rfind("\n", 0, m.start()) + 1)
     m = _any(_PARSE, text)
     if m:
-        out.kind = "parse_error"
         start = text.rfind("\n", 0, m.start()) + 1
-        out.error_message = text[start:start + 4000].strip()
-        return out
+        return "parse_error", text[start:start + 4000].strip()
     m = _any(_SEMANTIC, text)
     if m:
-        out.kind = "semantic_error"
-        out.error_message = text[m.start():m.start() + 4000].split("\nError: Parsing")[0].strip()
-        return out
+        start = text.rfind("Semantic errors:", 0, m.start())
+        start = m.start() if start < 0 else start
+        return "semantic_error", text[start:start + 4000].split("\nError: Parsing")[0].strip()
     for kind, pat in (("invariant_violated", _INVARIANT), ("property_violated", _PROPERTY),
                       ("deadlock", _DEADLOCK), ("assumption_violated", _ASSUME)):
         m = re.search(pat, text, _M)
         if m:
-            out.kind = kind
-            out.error_message = _block(text, m.start())
-            return out
+            return kind, _block(text, m.start())
     if re.search(_SUCCESS, text) and exit_code in (0, None):
-        out.kind = "success"
-        return out
+        return "success", None
     m_err = re.search(r"^Error: ", text, _M)
-    err_text = text[m_err.start():] if m_err else ""
-    if exit_code == 151 or _any(_CONFIG, err_text[:4000]) and not _any(_EVAL[:2], err_text[:4000]):
-        out.kind = "config_error"
-        out.error_message = first_error()
-        return out
-    if exit_code in (14, 75, 76, 77) or _any(_EVAL, text):
+    err_text = text[m_err.start():m_err.start() + 4000] if m_err else ""
+    if not _any(_EVAL_NOT_CONFIG, err_text) and (
+            exit_code == 151 or _any(_CONFIG, err_text) and not _any(_EVAL[:2], err_text)):
+        return "config_error", _first_error(text)
+    if exit_code in (14, 75, 76, 77) or _any(_EVAL, text) or _any(_EVAL_NOT_CONFIG, err_text):
         # 2.15 reports cfg parse failures as an "unexpected exception" too
-        out.kind = "config_error" if re.search(r"ConfigFileException|error in the configuration file", text) else "eval_error"
-        out.error_message = first_error()
-        return out
-    out.kind = _EXIT_KIND.get(exit_code, "crash") if exit_code not in (0, None) else "crash"
-    if out.kind == "success":
-        out.kind = "crash"
-    out.error_message = first_error() or f"TLC exited with code {exit_code} and no recognised message"
-    return out
+        cfg = re.search(r"ConfigFileException|error in the configuration file", text)
+        return ("config_error" if cfg else "eval_error"), _first_error(text)
+    kind = _EXIT_KIND.get(exit_code, "crash") if exit_code not in (0, None) else "crash"
+    kind = "crash" if kind == "success" else kind
+    return kind, _first_error(text) or f"TLC exited with code {exit_code} and no recognised message"
 
 
 # --------------------------------------------------------------------- stable logs

@@ -268,8 +268,17 @@ def _close_all() -> None:
 
 
 atexit.register(_close_all)
-# a multiprocessing worker ends with os._exit, which skips atexit; its finalizers still run
-multiprocessing.util.Finalize(None, _close_all, exitpriority=10)
+_FINALIZED: set[int] = set()
+
+
+def _close_at_exit() -> None:
+    """Register :func:`_close_all` with this process's multiprocessing finalizers, once per
+    process: a pool worker ends with ``os._exit``, which skips ``atexit``, and a forked
+    worker starts with its parent's finalizers cleared, so one registered at import would
+    never run there (the server would keep its folder under the temporary directory)."""
+    if os.getpid() not in _FINALIZED:
+        _FINALIZED.add(os.getpid())
+        multiprocessing.util.Finalize(None, _close_all, exitpriority=10)
 
 
 def server_for(kind: type[_JvmServer], key: tuple, jvm_args: list[str], classes: Path
@@ -279,6 +288,7 @@ def server_for(kind: type[_JvmServer], key: tuple, jvm_args: list[str], classes:
     requests."""
     full = (os.getpid(), kind.__name__) + key
     with _LOCK:
+        _close_at_exit()
         if full not in _SERVERS:
             _SERVERS[full] = kind(jvm_args, classes)
             _SERVERS[full].lock = threading.Lock()  # type: ignore[attr-defined]

@@ -42,7 +42,7 @@ from .tlc_output import TlcOutcome, parse_tlc_output
 __all__ = [
     "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
     "supports_check_deadlock", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
-    "check_java", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
+    "check_java", "error_lines", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
     "default_jvm_cache",
 ]
 
@@ -142,7 +142,10 @@ class TlcResult:
     (``kind``, ``distinct_states``, ``states_generated``, ``depth``,
     ``error_message``) plus ``exit_code`` (``None`` when killed / not started),
     ``wall_s`` (seconds), ``output`` (capped text), ``run_key`` (sha256 hex),
-    ``timed_out``, ``tool_version`` and ``flags`` (extra TLC flags used).
+    ``timed_out``, ``tool_version``, ``flags`` (extra TLC flags used),
+    ``front_end_passed`` (TLC's own SANY pass found no error: a SANY run on the same files
+    exits 0) and ``error_lines`` (every output line that starts with ``Error:``, read from
+    the whole output before any cache keeps only its end).
     """
 
     kind: str
@@ -157,6 +160,13 @@ class TlcResult:
     timed_out: bool = False
     tool_version: str = ""
     flags: tuple[str, ...] = ()
+    front_end_passed: bool = False
+    error_lines: tuple[str, ...] = ()
+
+
+def error_lines(output: str) -> tuple[str, ...]:
+    """The lines of a TLC ``output`` that start with ``Error:`` (TLA+-Bench's TLC verdict)."""
+    return tuple(ln for ln in (output or "").splitlines() if ln.startswith("Error:"))
 
 
 @dataclass
@@ -755,5 +765,6 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
                     run_key=key, distinct_states=o.distinct_states,
                     states_generated=o.states_generated, depth=o.depth,
                     error_message=o.error_message, timed_out=r.timed_out,
-                    tool_version=version, flags=flags)
+                    tool_version=version, flags=flags, front_end_passed=o.front_end_passed,
+                    error_lines=error_lines(r.output))
     return DotDump(res, dot, dot_bytes)
