@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from alias.grade.cache import OUTPUT_KEEP, ToolRunner
-from alias.grade.tlabench import CompatGrader
+from alias.grade.tlabench import CompatGrader, _outside_words, loadable_files
 from alias.tla.tools import ToolConfig
 from conftest import RECORD_JAR, fallback_jar
 
@@ -92,3 +92,18 @@ def test_a_long_output_grades_the_same_from_the_cache(tmp_path):
     assert cold.kind == warm.kind == "invariant_violated" and cold.front_end_passed and warm.front_end_passed
     assert warm.error_lines == cold.error_lines and "Error: Invariant Inv is violated." in cold.error_lines
     assert not any("Invariant Inv is violated" in ln for ln in warm.output.splitlines()[:3])
+
+
+def test_a_run_stages_every_module_it_could_load_and_no_other():
+    files = {"Out.tla": "---- MODULE Out ----\nEXTENDS Helper\n====\n",
+             "Helper.tla": "---- MODULE Helper ----\nI == INSTANCE Deep\n====\n",
+             "Deep.tla": "---- MODULE Deep ----\n====\n",
+             "Shadow.tla": "---- MODULE Shadow ----\n====\n",   # named in a library module only
+             "Other.tla": "---- MODULE Other ----\nEXTENDS Deep\n====\n",   # no loaded module names it
+             "Out.cfg": "INIT Init\n"}
+    got = loadable_files(files, "Out", frozenset({"Shadow", "Naturals"}))
+    assert sorted(got) == ["Deep.tla", "Helper.tla", "Out.cfg", "Out.tla", "Shadow.tla"]
+    assert got["Helper.tla"] == files["Helper.tla"]
+    # the outside words come from the library folders and the jar's standard modules
+    words = _outside_words(LIBRARY, str(RECORD_JAR))
+    assert {"SequencesExt", "Functions", "Naturals", "TLC"} <= words
