@@ -107,3 +107,20 @@ def test_a_run_stages_every_module_it_could_load_and_no_other():
     # the outside words come from the library folders and the jar's standard modules
     words = _outside_words(LIBRARY, str(RECORD_JAR))
     assert {"SequencesExt", "Functions", "Naturals", "TLC"} <= words
+
+
+def test_a_sany_time_limit_below_the_tlc_run_gives_sany_a_run_of_its_own():
+    """TLC first must not skip a SANY that would have timed out: with a SANY limit (50 ms)
+    below the TLC run's wall time, SANY runs and times out, as in the benchmark's order."""
+    if not RECORD_JAR.is_file():
+        pytest.skip("needs TLA+ tools v1.8.0")
+    files = {"Helper.tla": "---- MODULE Helper ----\nEXTENDS Naturals\nK == 3\n====\n"}
+    cfg = "INIT Init\nNEXT Next\n"
+    out = ("---- MODULE Spec ----\nEXTENDS Naturals, Helper\nVARIABLE x\nInit == x = 0\n"
+           "Next == x' = (x + 1) % K\n====\n")
+    runner = ToolRunner(ToolConfig(jar=RECORD_JAR, timeout_s=60, memory_mb=512), None)
+    got = [CompatGrader(files, {"t1": ("Spec", cfg, "t1_Spec.tla")}, 0.05, 60, tlc_first=first).grade("t1", out, runner)
+           for first in (True, False)]
+    assert got[0] == got[1] and got[0]["reason"] == "sany_fail: timeout" and not got[0]["passed"]
+    relaxed = CompatGrader(files, {"t1": ("Spec", cfg, "t1_Spec.tla")}, 60, 60).grade("t1", out, runner)
+    assert relaxed["passed"] and relaxed["tlc_kind"] == "success"

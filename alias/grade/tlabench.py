@@ -12,14 +12,15 @@ parse pass. The task's ``.cfg`` is copied as ``<module>.cfg`` and TLC runs with 
 other option (this runner adds only ``-workers``, ``-cleanup``, ``-nowarning`` and a
 ``-metadir`` in the run folder, which change no verdict): a TLC pass is exit 0 and no
 output line starting with ``Error:``. A task without a cfg fails TLC (``no_cfg``). Time
-limits: ``grade.tlabench.sany_timeout_s`` (60) and ``tlc_timeout_s`` (300).
+limits: ``grade.tlabench_sany_timeout_s`` (60) and ``grade.tlabench_tlc_timeout_s`` (300).
 
 Order (``CompatGrader.tlc_first``, on by default): the benchmark runs SANY, then TLC if
 SANY passed. TLC parses the same files with the same SANY first, so where a cfg exists
 TLC runs first, and SANY runs only when TLC's own front end did not pass
 (:attr:`~alias.tla.tools.TlcResult.front_end_passed` false: a parse or semantic error, a
-crash, a timeout); its verdict then decides, as in the benchmark, and TLC's counts are
-dropped. Both orders give the same fields (``tests/test_tlabench_grade.py`` compares them
+crash, a timeout), or when the TLC run took longer than SANY's own limit (its front end
+alone might have, and the benchmark's SANY would then time out); SANY's verdict then
+decides, as in the benchmark, and TLC's counts are dropped. Both orders give the same fields (``tests/test_tlabench_grade.py`` compares them
 on both jars); TLC first saves a JVM start per output that parses.
 
 Staging (:func:`loadable_files`): of the ~100 staged modules, a run's folder gets those
@@ -136,7 +137,7 @@ class CompatGrader:
         tlc = None
         if self.tlc_first and cfg_text is not None:
             tlc = self._tlc(runner, files, gen, cfg_text)
-        if tlc is None or not tlc.front_end_passed:
+        if tlc is None or not tlc.front_end_passed or tlc.wall_s > self.sany_timeout_s:
             sany = self._runner(runner, self.sany_timeout_s).sany(files, gen, purpose="tlabench_sany")
             if sany.exit_code != 0:
                 return {"sany_exit_ok": False, "passed": False, "reason": f"sany_fail: {sany.kind}",

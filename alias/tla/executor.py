@@ -3,8 +3,8 @@ controls, grade with all its grades, the meaningful copies' checks).
 
 ``executor.kind: local`` (the default) runs the jobs in a pool of worker processes on this
 machine; ``executor.kind: dask`` sends them to a Dask ``distributed`` cluster: a running
-scheduler (``executor.dask_address``) or a ``LocalCluster`` of
-``executor.dask_local_workers`` worker processes started here.
+scheduler (``executor.dask.address``) or a ``LocalCluster`` of
+``executor.dask.local_workers`` worker processes started here.
 
 A job is a module-level function and a self-contained, picklable work item: the item
 carries the module texts and the cfg (no shared file system is assumed) and the worker
