@@ -12,7 +12,8 @@ Start-up: the median wall time of ``--repeat`` SANY and TLC runs of a one-variab
 (so the run is nearly all JVM start and class loading), through ALIAS's sandboxed runner,
 on v1.8.0 and on the 2.15 fallback jar, with and without the class-data-sharing archive.
 Verify: ingest and rename run once in a temporary directory; verify then runs twice on the
-same tasks, with ``tla.parallel`` = 1 and = 2 (``tla.workers`` = 1 each time), with the
+same tasks (wall and busy CPU seconds of each, the machine's, and the ceiling the cores allow: the cores over
+the cores one process keeps busy), with ``tla.parallel`` = 1 and = 2 (``tla.workers`` = 1 each time), with the
 settings of ``pipelines/examples/params.yaml`` (``--profile``: ``corpus.max_expected_runtime_s``
 300, ``tla.timeout_s`` 900, the Examples' JVM properties, TLC as a process).
 """
@@ -75,6 +76,24 @@ def startup_table(repeat: int) -> None:
         shutil.rmtree(cds, ignore_errors=True)
 
 
+def _cpu_s() -> float:
+    """Busy CPU seconds of the whole machine so far (``/proc/stat``: every state but idle and
+    iowait), so that the JVMs a pool or a tool server still holds are counted too; meant for
+    a quiet machine. 0.0 where ``/proc/stat`` is missing."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0
+    busy = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def _ceiling(wall_s: float, cpu_s: float, processes: int = 2) -> float:
+    """The most ``processes`` parallel runs can gain over one on this machine's cores when one
+    run keeps ``cpu_s / wall_s`` cores busy."""
+    return min(float(processes), (os.cpu_count() or 1) / max(cpu_s / wall_s, 1e-9))
+
+
 def verify_ratio(args) -> None:
     files = [REPO / "params.yaml"] + ([REPO / args.profile] if args.profile else [])
     config = load_config(files, {
@@ -90,15 +109,18 @@ def verify_ratio(args) -> None:
             t = read_parquet(config.paths.ingest / "tasks.parquet").head(args.limit)
             write_parquet(t, config.paths.ingest / "tasks.parquet")
         rename.run(config, config.paths)
-        times = {}
+        times, cpu = {}, {}
         for parallel in (1, 2):
             c = dataclasses.replace(config, tla=dataclasses.replace(config.tla, parallel=parallel))
-            t0 = time.perf_counter()
+            c0, t0 = _cpu_s(), time.perf_counter()
             summary = verify.run(c, dataclasses.replace(c.paths, verify=Path(f"data/verify_p{parallel}")))
-            times[parallel] = time.perf_counter() - t0
-            print(f"verify, parallel={parallel}: {times[parallel]:8.1f} s wall, "
-                  f"{summary['tasks']} tasks, {summary['test_set']} in the test set", flush=True)
+            times[parallel], cpu[parallel] = time.perf_counter() - t0, _cpu_s() - c0
+            print(f"verify, parallel={parallel}: {times[parallel]:8.1f} s wall, {cpu[parallel]:8.1f} s CPU "
+                  f"({cpu[parallel] / times[parallel]:.2f} cores busy), {summary['tasks']} tasks, "
+                  f"{summary['test_set']} in the test set", flush=True)
         print(f"ratio (1 process / 2 processes): {times[1] / times[2]:.2f}x")
+        print(f"ceiling on {os.cpu_count()} cores: {_ceiling(times[1], cpu[1]):.2f}x (the cores over the "
+              "cores one process keeps busy: TLC's JIT, GC and disk threads use a second core part of the time)")
     finally:
         os.chdir(old)
         shutil.rmtree(work, ignore_errors=True)
