@@ -3,6 +3,7 @@ naive procedure and ALIAS (cold, warm, on Dask) give the same verdict on every o
 from __future__ import annotations
 
 import importlib.util
+import time
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,8 @@ REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO.parent / "shared" / "corpus" / "tlabench-release"
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_grade", REPO / "benchmarks" / "grade.py")
+def _bench(name: str = "grade"):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "benchmarks" / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -31,3 +32,22 @@ def test_grade_benchmark_on_the_fixture(tmp_path, capsys):
     assert all(v["sany_pass"] in (True, False) for v in res["naive_verdicts"].values())
     out = capsys.readouterr().out
     assert "(a) naive" in out and "verdict differences, naive vs ALIAS: 0" in out
+
+
+def test_the_verify_ratio_ceiling_is_the_cores_over_the_cores_one_process_keeps_busy(monkeypatch):
+    verify = _bench("verify")
+    monkeypatch.setattr(verify.os, "cpu_count", lambda: 2)
+    assert verify._ceiling(100.0, 125.0) == pytest.approx(1.6)   # one process keeps 1.25 cores busy
+    assert verify._ceiling(100.0, 80.0) == 2.0                   # never more than the processes
+    monkeypatch.setattr(verify.os, "cpu_count", lambda: 16)
+    assert verify._ceiling(100.0, 125.0, processes=4) == 4.0
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs /proc/stat")
+def test_busy_cpu_seconds_count_a_busy_loop():
+    verify = _bench("verify")
+    before = verify._cpu_s()
+    t = time.process_time()
+    while time.process_time() - t < 0.5:
+        pass
+    assert verify._cpu_s() - before >= 0.4   # the loop's own 0.5 s, seen machine-wide
