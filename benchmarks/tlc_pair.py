@@ -29,16 +29,10 @@ from alias.corpus.testset import TestSet  # noqa: E402
 from alias.corpus.verify import Copy, _copies  # noqa: E402
 from alias.stages.common import tool_config  # noqa: E402
 from alias.tla import tools  # noqa: E402
+from benchmarks.verify import busy_cpu_s  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "examples"
 TASKS = ["btree.btree.btree", "SimplifiedFastPaxos.FastPaxos.FastPaxos", "Bakery-Boulangerie.Bakery.MCBakery"]
-
-
-def busy_cpu_s() -> float:
-    """Busy CPU seconds of the whole machine so far (``/proc/stat``, all states but idle and
-    iowait)."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def with_jvm_flags(flags: list[str]):

@@ -76,7 +76,7 @@ def startup_table(repeat: int) -> None:
         shutil.rmtree(cds, ignore_errors=True)
 
 
-def _cpu_s() -> float:
+def busy_cpu_s() -> float:
     """Busy CPU seconds of the whole machine so far (``/proc/stat``: every state but idle and
     iowait), so that the JVMs a pool or a tool server still holds are counted too; meant for
     a quiet machine. 0.0 where ``/proc/stat`` is missing."""
@@ -112,9 +112,9 @@ def verify_ratio(args) -> None:
         times, cpu = {}, {}
         for parallel in (1, 2):
             c = dataclasses.replace(config, tla=dataclasses.replace(config.tla, parallel=parallel))
-            c0, t0 = _cpu_s(), time.perf_counter()
+            c0, t0 = busy_cpu_s(), time.perf_counter()
             summary = verify.run(c, dataclasses.replace(c.paths, verify=Path(f"data/verify_p{parallel}")))
-            times[parallel], cpu[parallel] = time.perf_counter() - t0, _cpu_s() - c0
+            times[parallel], cpu[parallel] = time.perf_counter() - t0, busy_cpu_s() - c0
             print(f"verify, parallel={parallel}: {times[parallel]:8.1f} s wall, {cpu[parallel]:8.1f} s CPU "
                   f"({cpu[parallel] / times[parallel]:.2f} cores busy), {summary['tasks']} tasks, "
                   f"{summary['test_set']} in the test set", flush=True)
