@@ -121,8 +121,11 @@ class TlaConfig:
     """The TLA+ tools: jar (empty = ``$ALIAS_TLA2TOOLS``, then the PyPI fallback), limits;
     ``cds``: start each JVM from a class-data-sharing archive of the jar; ``sany_server``,
     ``tlc_server``: run SANY, and TLC (a fresh class loader per run), in one long-lived JVM
-    per process (built once per machine under the user's cache folder; none of the three
-    changes a result); ``properties``: Java system properties
+    per process (built once per machine under the user's cache folder); ``short_run_flags``:
+    the TLC server's JVM options for short runs (none of these four changes a result);
+    ``graph_overrides``: ALIAS's Java overrides of ``Graphs!AreConnectedIn`` and
+    ``UndirectedGraphs!ConnectedComponents`` in every TLC run (v1.8.0 and a JDK; without
+    them TLC cannot evaluate the two); ``properties``: Java system properties
     of every run (``-Dname=value``, as the TLA+ Examples' CI sets
     ``tlc2.tool.impl.Tool.cdot``); ``seed``: TLC's ``-seed`` for a module that draws with
     ``RandomElement`` or the ``Randomization`` module (Methods "Test set")."""
@@ -136,6 +139,8 @@ class TlaConfig:
     cds: bool
     sany_server: bool
     tlc_server: bool
+    short_run_flags: bool
+    graph_overrides: bool
     properties: dict[str, str]
     seed: int
 

@@ -9,7 +9,7 @@ folder holding every gold module):
 (b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
     class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
-    a fresh class loader per run), TLC first where the task has a cfg and SANY only when
+    a fresh class loader per run, its JVM with the short-run flags), TLC first where the task has a cfg and SANY only when
     TLC's own parse failed, TLC skipped after a parse failure, identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
@@ -52,6 +52,7 @@ from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
 from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
 from alias.tla.tool_server import server_classes  # noqa: E402
 from alias.tla.tools import ToolConfig, cds_archive, default_jvm_cache, find_jar  # noqa: E402
+from benchmarks.verify import busy_cpu_s  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "tlabench"
 
@@ -159,10 +160,11 @@ def _key(s: dict) -> tuple:
 
 def _timed_alias(label: str, samples, tools, compat, work: Path, executor, cache: Path | None = None) -> dict:
     cache = cache or work / f"cache-{label}"
+    cpu0 = busy_cpu_s()
     with executor as ex:
         verdicts, wall, runs = run_alias(samples, tools, compat, cache, work / label, ex)
     return {"label": label, "verdicts": verdicts, "wall_s": wall, "tool_runs": runs,
-            "per_min": per_min(len(samples), wall)}
+            "per_min": per_min(len(samples), wall), "busy_cpu_s": busy_cpu_s() - cpu0}
 
 
 def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -> list[dict]:
@@ -174,6 +176,8 @@ def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -
                          dataclasses.replace(tools, sany_server=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: no TLC server (a JVM per TLC run)", fast,
                          dataclasses.replace(tools, tlc_server=False), compat, work, LocalExecutor(workers)),
+            _timed_alias("lever: no short-run JVM flags in the TLC server", fast,
+                         dataclasses.replace(tools, short_run_flags=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: SANY then TLC (no TLC first)", fast, tools,
                          dataclasses.replace(compat, tlc_first=False), work, LocalExecutor(workers)),
             _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
@@ -257,14 +261,14 @@ def report(res: dict) -> str:
     lines = [f"{res['outputs']} outputs ({fast} finish within the TLC limit; apart: {', '.join(res['timeouts']) or 'none'}; "
              f"not graded, no gold file: {', '.join(res.get('without_gold', [])) or 'none'}); "
              f"{res['workers']} workers; class-data-sharing archive and tool servers built in {res['cds_build_s']:.1f} s",
-             f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s}",
+             f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s} {'busy CPU s':>11s}",
              f"{'(a) naive: SANY then TLC, one process each':46s} {res['naive_per_min']:12.1f} {res['naive_s']:9.1f} "
              f"{'':>10s} {1.0:8.2f}"]
     for r in res["runs"]:
         if "per_min" in r:
             diffs = r.get("differences_vs_naive")
             lines.append(f"{r['label']:46s} {r['per_min']:12.1f} {r['wall_s']:9.1f} {r['tool_runs']:10d} "
-                         f"{r['per_min'] / res['naive_per_min']:8.2f}"
+                         f"{r['per_min'] / res['naive_per_min']:8.2f} {r.get('busy_cpu_s', 0.0):11.1f}"
                          + (f"   {diffs} verdicts differ from naive" if diffs is not None else ""))
         else:
             lines.append(f"{r['label']:46s} " + ", ".join(f"{k} {v}" for k, v in r.items() if k != "label"))

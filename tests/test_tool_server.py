@@ -259,6 +259,45 @@ def test_tlc_server_is_replaced_after_max_runs(tlc_configs, monkeypatch):
     assert all(s.proc is None for s in tool_server._SERVERS.values())
 
 
+def _server_cmdlines() -> list[list[str]]:
+    return [Path(f"/proc/{s.proc.pid}/cmdline").read_bytes().decode().split("\0")
+            for s in tool_server._SERVERS.values() if s.proc is not None and "TlcServer" in type(s).__name__]
+
+
+@pytest.mark.tlc
+def test_tlc_server_jvm_has_the_short_run_flags_only_when_asked(tlc_configs, monkeypatch):
+    """``short_run_flags`` puts SHORT_RUN_FLAGS on the TLC server's command line (and only
+    there); off, none of them; the verdicts are the same either way."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc")
+    _process, server = tlc_configs
+    monkeypatch.setattr(tool_server, "_SERVERS", {})
+    on = [_check(server, c) for c in ("success", "invariant violated")]
+    assert [set(tool_server.SHORT_RUN_FLAGS) <= set(c) for c in _server_cmdlines()] == [True]
+    off = [_check(dataclasses.replace(server, short_run_flags=False), c) for c in ("success", "invariant violated")]
+    lines = _server_cmdlines()
+    assert len(lines) == 2 and sorted(bool(set(tool_server.SHORT_RUN_FLAGS) & set(c)) for c in lines) == [False, True]
+    assert on == off == [("success", 12), ("invariant_violated", 5)]
+    for s in tool_server._SERVERS.values():
+        s.close()
+
+
+@pytest.mark.tlc
+def test_a_java_that_rejects_the_short_run_flags_gets_a_server_without_them(tlc_configs, monkeypatch):
+    """A Java that does not start with the flags (another JVM, an older JDK) still gets the
+    TLC server, without them, rather than a crash per run."""
+    _process, server = tlc_configs
+    assert tool_server.jvm_accepts(server.java, tool_server.SHORT_RUN_FLAGS)
+    bogus = ("-XX:+AliasNoSuchOption",)
+    assert not tool_server.jvm_accepts(server.java, bogus)
+    monkeypatch.setattr(tool_server, "SHORT_RUN_FLAGS", bogus)
+    monkeypatch.setattr(tool_server, "_SERVERS", {})
+    assert _check(server, "invariant violated") == ("invariant_violated", 5)
+    assert [c for c in _server_cmdlines() if bogus[0] in c] == [] and len(_server_cmdlines()) == 1
+    for s in tool_server._SERVERS.values():
+        s.close()
+
+
 _SPIN_CLIENT = """
 import sys
 from alias.tla.tools import ToolConfig, run_tlc

@@ -24,7 +24,8 @@ def tool_config(config: Config, *, check: bool = True) -> ToolConfig:
                     library=tuple(str(Path(p).resolve()) for p in config.corpus.library),
                     timeout_s=t.timeout_s, memory_mb=t.memory_mb, workers=t.workers,
                     jvm_cache=default_jvm_cache(), cds=t.cds, sany_server=t.sany_server,
-                    tlc_server=t.tlc_server, seed=t.seed,
+                    tlc_server=t.tlc_server, short_run_flags=t.short_run_flags,
+                    graph_overrides=t.graph_overrides, seed=t.seed,
                     properties=tuple(sorted(t.properties.items())))
     if check:
         check_java(tc)

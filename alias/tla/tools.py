@@ -27,6 +27,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import zipfile
@@ -41,7 +42,7 @@ from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
     "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
-    "supports_check_deadlock", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
+    "supports_check_deadlock", "graph_overrides", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
     "check_java", "error_lines", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
     "default_jvm_cache",
 ]
@@ -80,12 +81,18 @@ class ToolConfig:
     ``sany_server`` / ``tlc_server``, the compiled servers (:mod:`alias.tla.tool_server`: SANY,
     and TLC in a fresh class loader per run, in one long-lived JVM per process instead of a
     JVM per run).
+    ``graph_overrides``: TLC runs load ALIAS's Java overrides of ``Graphs!AreConnectedIn``
+    and ``UndirectedGraphs!ConnectedComponents`` (:func:`graph_overrides`), whose TLA+
+    definitions TLC cannot evaluate; part of the run key where applied.
+    ``short_run_flags``: the TLC server's JVM gets
+    :data:`~alias.tla.tool_server.SHORT_RUN_FLAGS` (where the Java accepts them), which cut
+    the CPU time of a short run in a fresh class loader.
     ``properties``: Java system properties for every run (``(("tlc2.tool.impl.Tool.cdot",
     "true"),)``), part of the run key.  ``seed``: TLC's ``-seed`` for every run that does
     not pass its own (TLC otherwise draws one, and a module that uses ``RandomElement`` or
     ``Randomization`` -- model outputs do -- gets another verdict text, even another state
-    count, on every run), part of the run key.  No field but ``properties`` and ``seed``
-    changes a result.
+    count, on every run), part of the run key.  No field but ``properties``, ``seed`` and
+    ``graph_overrides`` changes a result.
     """
 
     java: str = "java"
@@ -98,6 +105,8 @@ class ToolConfig:
     cds: bool = True
     sany_server: bool = False
     tlc_server: bool = False
+    short_run_flags: bool = True
+    graph_overrides: bool = True
     properties: tuple[tuple[str, str], ...] = ()
     seed: int = 1
 
@@ -429,6 +438,8 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     }
     if config.properties:
         payload["properties"] = sorted(config.properties)
+    if kind != "sany" and graph_overrides(config) is not None:
+        payload["overrides"] = tool_server.GRAPH_OVERRIDES
     if kind != "sany":
         payload["fp"], payload["seed"] = FP_INDEX, config.seed
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -466,6 +477,38 @@ def _check_classpath(jar: Path) -> None:
     for other in Path(jar).parent.glob("CommunityModules*.jar"):
         raise ToolError(f"{other} lies next to {jar}; the jar's manifest Class-Path would "
                         "load it. Remove it or use a jar in another directory.")
+
+
+_OVERRIDES_WARNED: set[tuple] = set()
+
+
+def graph_overrides(config: ToolConfig) -> Path | None:
+    """The class folder that holds :data:`~alias.tla.tool_server.GRAPH_OVERRIDES` (compiled
+    with the tool servers, in their subfolder ``overrides``) when ``config.graph_overrides`` asks for it and the jar is TLC
+    >= 2.16 (v1.8.0 reads the index class from the system property
+    ``tlc2.overrides.TLCOverrides``); else ``None``, and TLC stops with an eval error on
+    those two operators, as without the Community Modules jar. Needs ``jvm_cache`` and a
+    JDK (``javac``); without them one line on stderr per process says so."""
+    if not config.graph_overrides or not capabilities(config).modern:
+        return None
+    classes = tool_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
+    key = (config.java, str(config.jar), config.jvm_cache)
+    if classes is None and key not in _OVERRIDES_WARNED:
+        _OVERRIDES_WARNED.add(key)
+        print("alias: no graph overrides (tla.graph_overrides needs a JDK with javac and the JVM cache folder): "
+              "TLC cannot evaluate Graphs!AreConnectedIn or UndirectedGraphs!ConnectedComponents", file=sys.stderr)
+    return None if classes is None else classes / tool_server.OVERRIDES_DIR
+
+
+def _with_graph_overrides(argv: list[str], config: ToolConfig) -> list[str]:
+    """``argv`` (a JVM command with ``-cp JAR``) with :func:`graph_overrides`: the index
+    class's property and its folder after the jar on the class path."""
+    classes = graph_overrides(config)
+    if classes is None:
+        return argv
+    cp = argv.index("-cp")
+    return argv[:cp] + [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}", "-cp",
+                        f"{argv[cp + 1]}{os.pathsep}{classes}"] + argv[cp + 2:]
 
 
 def _jvm_args(config: ToolConfig, tmp: Path) -> list[str]:
@@ -563,7 +606,15 @@ def _server(kind: type, config: ToolConfig, wanted: bool) -> tuple | None:
     if classes is None:
         return None
     jvm = _jvm_args(dataclasses.replace(config, library=()), Path("{TMP}"))
-    key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties)
+    flags = tool_server.SHORT_RUN_FLAGS
+    if kind is tool_server.TlcServer and config.short_run_flags and tool_server.jvm_accepts(config.java, flags):
+        jvm[jvm.index("-cp"):jvm.index("-cp")] = flags
+    else:
+        flags = ()
+    overrides = kind is tool_server.TlcServer and graph_overrides(config) is not None
+    if overrides:  # the server's class path is its own classes: the property suffices
+        jvm[jvm.index("-cp"):jvm.index("-cp")] = [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}"]
+    key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties, flags, overrides)
     server, lock = tool_server.server_for(kind, key, jvm, classes)
     return server, lock, os.pathsep.join(str(d) for d in config.library)
 
@@ -752,7 +803,8 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
                 "-metadir", str(tmp / "states"), "-config", _CFG_NAME, *dump, *flags, main]
         r = _tlc_in_server(tmp, args, config)
         if r is None:
-            r = _execute(_jvm_args(config, tmp) + ["tlc2.TLC", *args], tmp, config.timeout_s)
+            r = _execute(_with_graph_overrides(_jvm_args(config, tmp), config) + ["tlc2.TLC", *args], tmp,
+                         config.timeout_s)
         if dump_dot:
             dot, dot_bytes = _read_dot(tmp / _DOT_NAME, max_dot_bytes)
     finally:

@@ -193,8 +193,22 @@ public final class TlcServer {
   }
 
   /** A fresh loader over the jar per run that defines the classes from bytes read once
-   *  (no unzipping per run); resources, code source and packages as a URLClassLoader's. */
+   *  (no unzipping per run); resources, code source and packages as a URLClassLoader's.
+   *  It also defines ALIAS's graph overrides (GraphOverrides.java, compiled into overrides/
+   *  under the server's class folder, where the server's own loader cannot define them),
+   *  which TLC loads by name when the property tlc2.overrides.TLCOverrides names them. */
   private static final class ToolsLoader extends URLClassLoader {
+    private static final String OVERRIDES = "aliastools.GraphOverrides";
+
+    private static byte[] ownClass(String name) {
+      try (InputStream in = TlcServer.class.getClassLoader()  // overrides/: off the class path
+          .getResourceAsStream("overrides/" + name.replace('.', '/') + ".class")) {
+        return in == null ? null : in.readAllBytes();
+      } catch (IOException e) {
+        return null;
+      }
+    }
+
     private static Map<String, byte[]> classes;
     private static Manifest manifest;
     private final CodeSource source;
@@ -223,6 +237,9 @@ public final class TlcServer {
     @Override
     protected Class<?> findClass(String name) throws ClassNotFoundException {
       byte[] b = classes.get(name);
+      if (b == null && (name.equals(OVERRIDES) || name.startsWith(OVERRIDES + "$"))) {
+        b = ownClass(name);  // ALIAS's graph overrides use the run's tools: defined here too
+      }
       if (b == null) {
         throw new ClassNotFoundException(name);
       }
