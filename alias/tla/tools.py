@@ -595,6 +595,18 @@ _SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
                r"Cannot find source file", r"^File does not exist", r"Fatal errors"]
 
 
+def _tlc_server_options(config: ToolConfig) -> list[str]:
+    """The TLC server's JVM options beyond a process run's: the short-run flags (where the
+    Java accepts them) and the graph overrides' property (the server's loader for each run
+    finds their classes itself)."""
+    out = []
+    if config.short_run_flags and tool_server.jvm_accepts(config.java, tool_server.SHORT_RUN_FLAGS):
+        out += tool_server.SHORT_RUN_FLAGS
+    if graph_overrides(config) is not None:
+        out.append(f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}")
+    return out
+
+
 def _server(kind: type, config: ToolConfig, wanted: bool) -> tuple | None:
     """This process's ``kind`` server (:mod:`alias.tla.tool_server`) for ``config``, its
     lock and the ``TLA-Library`` path to send, or ``None`` when ``wanted`` is false or none
@@ -606,15 +618,9 @@ def _server(kind: type, config: ToolConfig, wanted: bool) -> tuple | None:
     if classes is None:
         return None
     jvm = _jvm_args(dataclasses.replace(config, library=()), Path("{TMP}"))
-    flags = tool_server.SHORT_RUN_FLAGS
-    if kind is tool_server.TlcServer and config.short_run_flags and tool_server.jvm_accepts(config.java, flags):
-        jvm[jvm.index("-cp"):jvm.index("-cp")] = flags
-    else:
-        flags = ()
-    overrides = kind is tool_server.TlcServer and graph_overrides(config) is not None
-    if overrides:  # the server's class path is its own classes: the property suffices
-        jvm[jvm.index("-cp"):jvm.index("-cp")] = [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}"]
-    key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties, flags, overrides)
+    extra = _tlc_server_options(config) if kind is tool_server.TlcServer else []
+    jvm[jvm.index("-cp"):jvm.index("-cp")] = extra
+    key = (config.java, str(config.jar), config.memory_mb, config.cds, config.properties, tuple(extra))
     server, lock = tool_server.server_for(kind, key, jvm, classes)
     return server, lock, os.pathsep.join(str(d) for d in config.library)
 
