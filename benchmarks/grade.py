@@ -218,7 +218,7 @@ def run(args) -> dict:
     compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
     tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
                        jvm_cache=str(Path(args.work) / "jvm") if args.work else default_jvm_cache(),
-                       sany_server=True, tlc_server=True)
+                       sany_server=True, tlc_server=True, graph_overrides=True)  # as tla.* in params.yaml
     t0 = time.perf_counter()
     cds_archive(tools)  # a machine's setup steps, made once (timed apart)
     server_classes(tools.java, jar, tools.jvm_cache)

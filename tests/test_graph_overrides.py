@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from alias.tla.tools import ToolConfig, graph_overrides, run_tlc, tlc_run_key
+from alias.tla import tool_server
+from alias.tla.tools import ToolConfig, ToolError, graph_overrides, run_tlc, tlc_run_key
 from conftest import RECORD_JAR
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,6 +42,9 @@ ASSUME \\A nodes \\in SUBSET N : \\A E \\in SUBSET {{a, b} : a, b \\in N} :
 ASSUME U!IsStronglyConnected([node |-> {}, edge |-> {}]) = FALSE
 ASSUME D!IsStronglyConnected([node |-> {"a", "b"}, edge |-> {<<"a", "b">>, <<"b", "a">>}])
 ASSUME ~D!IsStronglyConnected([node |-> {"a", "b"}, edge |-> {<<"a", "b">>}])
+\\* a tuple written as a function, a set written as an interval, a triple and a singleton
+ASSUME D!AreConnectedIn(1, 2, [node |-> {1, 2}, edge |-> {[i \\in 1..2 |-> i], <<2, 1, 2>>}])
+ASSUME U!ConnectedComponents([node |-> {1, 2, 3}, edge |-> {1..2, {3}}]) = {{1, 2}, {3}}
 ====
 """
 
@@ -50,6 +54,15 @@ ASSUME AreConnectedIn(1, 2, [nodes |-> {1, 2}, edge |-> {}])
 ====
 """
 
+# an edge TLC could not compare with <<a, b>> (Graphs) or {a, b} (UndirectedGraphs): an error, not "no edge"
+BAD_EDGES = {
+    "Graphs": ("AreConnectedIn(1, 2, [node |-> {1, 2}, edge |-> {{1, 2}}])",
+               "AreConnectedIn: G.edge holds {1, 2}, which is not a tuple (TLC cannot compare it with <<a, b>>)"),
+    "UndirectedGraphs": ("IsStronglyConnected([node |-> {1, 2}, edge |-> {<<1, 2>>}])",
+                         "ConnectedComponents: G.edge holds <<1, 2>>, which is not a finite set "
+                         "(TLC cannot compare it with {a, b})"),
+}
+
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory) -> ToolConfig:
@@ -58,7 +71,7 @@ def config(tmp_path_factory) -> ToolConfig:
     if shutil.which("javac") is None:
         pytest.skip("needs a JDK (javac)")
     return ToolConfig(jar=RECORD_JAR, library=(str(COMMUNITY),), timeout_s=300, memory_mb=512,
-                      jvm_cache=str(tmp_path_factory.mktemp("jvm")))
+                      jvm_cache=str(tmp_path_factory.mktemp("jvm")), graph_overrides=True)
 
 
 @pytest.mark.tlc
@@ -79,14 +92,34 @@ def test_a_value_that_is_not_a_graph_is_an_eval_error_naming_the_operator(config
 
 
 @pytest.mark.tlc
-def test_the_run_key_says_whether_the_overrides_were_loaded(config):
+@pytest.mark.parametrize("module", sorted(BAD_EDGES))
+def test_an_edge_of_the_wrong_shape_is_an_eval_error(config, module):
+    expr, message = BAD_EDGES[module]
+    spec = f"---- MODULE BadEdge ----\nEXTENDS Naturals, {module}\nASSUME {expr}\n====\n"
+    r = run_tlc({"BadEdge.tla": spec}, "BadEdge", "", config)
+    assert r.kind == "eval_error" and message in r.output
+
+
+@pytest.mark.tlc
+def test_the_run_key_names_the_overrides_and_their_source(config, monkeypatch):
     files, cfg = {"GraphOracle.tla": ORACLE}, ""
     assert graph_overrides(config) is not None
     assert graph_overrides(dataclasses.replace(config, graph_overrides=False)) is None
     on = tlc_run_key(files, "GraphOracle", cfg, config)
     off = tlc_run_key(files, "GraphOracle", cfg, dataclasses.replace(config, graph_overrides=False))
-    no_cache = tlc_run_key(files, "GraphOracle", cfg, dataclasses.replace(config, jvm_cache=""))
-    assert on != off and off == no_cache   # no cache folder: no compiled overrides either
+    assert on != off
+    monkeypatch.setattr(tool_server, "OVERRIDES_DIGEST", tool_server.OVERRIDES_DIGEST + "x")
+    assert tlc_run_key(files, "GraphOracle", cfg, config) not in (on, off)   # another override source
+
+
+def test_overrides_asked_for_but_not_buildable_are_one_error_not_other_verdicts(config, monkeypatch):
+    """Without a JVM cache folder (or javac) the overrides cannot be built: a ToolError
+    that names the setting, rather than TLC runs whose verdicts depend on the machine."""
+    with pytest.raises(ToolError, match="set tla.graph_overrides: false"):
+        run_tlc({"GraphOracle.tla": ORACLE}, "GraphOracle", "", dataclasses.replace(config, jvm_cache=""))
+    monkeypatch.setattr(tool_server, "override_classes", lambda *a: None)
+    with pytest.raises(ToolError, match="needs? a JDK with javac"):
+        graph_overrides(config)
 
 
 @pytest.mark.tlc

@@ -266,8 +266,8 @@ def _server_cmdlines() -> list[list[str]]:
 
 @pytest.mark.tlc
 def test_tlc_server_jvm_has_the_short_run_flags_only_when_asked(tlc_configs, monkeypatch):
-    """``short_run_flags`` puts SHORT_RUN_FLAGS on the TLC server's command line (and only
-    there); off, none of them; the verdicts are the same either way."""
+    """``short_run_flags`` puts SHORT_RUN_FLAGS on the TLC server's command line; off, none
+    of them; the verdicts are the same either way."""
     if not Path("/proc").is_dir():
         pytest.skip("needs /proc")
     _process, server = tlc_configs

@@ -10,7 +10,7 @@ from typing import Any
 
 from alias.config import Config
 from alias.tla.executor import Executor, make_executor
-from alias.tla.tools import ToolConfig, capabilities, check_java, default_jvm_cache, find_jar
+from alias.tla.tools import ToolConfig, capabilities, check_java, default_jvm_cache, find_jar, graph_overrides
 
 __all__ = ["tool_config", "grade_tool_config", "executor", "worker_tools", "write_status", "write_timings"]
 
@@ -29,6 +29,7 @@ def tool_config(config: Config, *, check: bool = True) -> ToolConfig:
                     properties=tuple(sorted(t.properties.items())))
     if check:
         check_java(tc)
+        graph_overrides(tc)  # built now: one setup error, not a failed run per task
         _warn_if_fallback(tc)
     return tc
 

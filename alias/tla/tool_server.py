@@ -40,18 +40,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["SanyServer", "TlcServer", "server_classes", "server_for", "ServerReply", "SHORT_RUN_FLAGS",
-           "jvm_accepts", "GRAPH_OVERRIDES", "OVERRIDES_DIR"]
+           "jvm_accepts", "GRAPH_OVERRIDES", "OVERRIDES_DIGEST", "override_classes"]
 
 #: the servers' Java package (no TLA+ module name can be a class of it: TLC looks for
 #: Java overrides of a module by the module's name on the class path)
 PACKAGE = "aliastools"
-SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java"
-                for n in ("SanyServer", "TlcServer", "ParentWatch", "GraphOverrides"))
-#: the index class of ALIAS's Java overrides of Graphs!AreConnectedIn and
-#: UndirectedGraphs!ConnectedComponents (``java/GraphOverrides.java``), compiled with the servers
+SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java" for n in ("SanyServer", "TlcServer", "ParentWatch"))
+#: ALIAS's Java overrides of Graphs!AreConnectedIn and UndirectedGraphs!ConnectedComponents,
+#: compiled apart from the servers (:func:`override_classes`); the index class TLC loads
 GRAPH_OVERRIDES = f"{PACKAGE}.GraphOverrides"
-#: the subfolder of :func:`server_classes` that holds the graph overrides
-OVERRIDES_DIR = "overrides"
+OVERRIDE_SOURCES = (Path(__file__).with_name("java") / "GraphOverrides.java",)
+#: what the run key of a TLC run with the overrides names: the index class and its source
+OVERRIDES_DIGEST = GRAPH_OVERRIDES + "@" + hashlib.sha256(b"".join(p.read_bytes() for p in OVERRIDE_SOURCES)).hexdigest()[:16]
 _FAILED: set[str] = set()
 #: JVM options of the TLC server for short runs (``tla.short_run_flags``). Each run defines
 #: the jar's classes anew in its own loader, so the JVM verifies their bytecode and compiles
@@ -97,39 +97,30 @@ def _has_sanymain0(jar: Path) -> bool:
         return False
 
 
-def _class_file(root: Path, source: Path) -> Path:
-    """Where ``source`` compiles to under ``root``: the graph overrides in ``overrides/``,
-    off the servers' own class path (a TLC server's system class loader must not define
-    them: TLC would then find them there, without the tools they extend)."""
-    sub = OVERRIDES_DIR if source.stem == GRAPH_OVERRIDES.rsplit(".", 1)[1] else "."
-    return root / sub / PACKAGE / f"{source.stem}.class"
-
-
-def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
-    """The folder of the compiled servers (SANY and TLC) for this Java and jar under
-    ``cache_dir`` (compiled on first use), the graph overrides (:data:`GRAPH_OVERRIDES`) in
-    its subfolder :data:`OVERRIDES_DIR`; ``None`` when they cannot be built (no ``javac``,
-    a jar without ``SANYmain0``, a compile error): the tools then run as processes."""
+def _compiled(java: str, jar: Path, cache_dir: str, sources: tuple[Path, ...], prefix: str, usable) -> Path | None:
+    """The folder of ``sources`` compiled against ``jar`` with this Java under ``cache_dir``
+    (``<prefix>-<key>``, compiled on first use, atomically); ``None`` when they cannot be
+    built: no cache folder, no ``javac``, ``usable(jar)`` false, a compile error or timeout."""
     if not cache_dir:
         return None
     st = Path(jar).stat()
     key = hashlib.sha256(f"{os.path.realpath(jar)}:{st.st_size}:{st.st_mtime_ns}:{java}".encode()
-                         + b"".join(p.read_bytes() for p in SOURCES)).hexdigest()[:20]
-    out = Path(cache_dir) / f"tool-servers-{key}"
-    if all(_class_file(out, p).is_file() for p in SOURCES):
+                         + b"".join(p.read_bytes() for p in sources)).hexdigest()[:20]
+    out = Path(cache_dir) / f"{prefix}-{key}"
+    if all((out / PACKAGE / f"{p.stem}.class").is_file() for p in sources):
         return out
     javac = _javac(java)
-    if key in _FAILED or javac is None or not _has_sanymain0(Path(jar)):
+    if key in _FAILED or javac is None or not usable(Path(jar)):
         _FAILED.add(key)
         return None
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    part = Path(tempfile.mkdtemp(prefix=".tool-servers-", dir=cache_dir))
-    r = subprocess.run([javac, "-nowarn", "-cp", str(jar), "-d", str(part), *map(str, SOURCES)], capture_output=True,
-                       text=True, timeout=300)
-    (part / OVERRIDES_DIR / PACKAGE).mkdir(parents=True)
-    for f in (part / PACKAGE).glob(GRAPH_OVERRIDES.rsplit(".", 1)[1] + "*.class"):
-        f.rename(part / OVERRIDES_DIR / PACKAGE / f.name)
-    if r.returncode != 0 or not all(_class_file(part, p).is_file() for p in SOURCES):
+    part = Path(tempfile.mkdtemp(prefix=f".{prefix}-", dir=cache_dir))
+    try:
+        ok = subprocess.run([javac, "-nowarn", "-cp", str(jar), "-d", str(part), *map(str, sources)],
+                            capture_output=True, text=True, timeout=300).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok or not all((part / PACKAGE / f"{p.stem}.class").is_file() for p in sources):
         _FAILED.add(key)
         shutil.rmtree(part, ignore_errors=True)
         return None
@@ -140,14 +131,29 @@ def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
     return out
 
 
+def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
+    """The folder of the compiled servers (SANY and TLC) for this Java and jar under
+    ``cache_dir`` (compiled on first use); ``None`` when they cannot be built (no ``javac``,
+    a jar without ``SANYmain0``, a compile error): the tools then run as processes."""
+    return _compiled(java, jar, cache_dir, SOURCES, "tool-servers", _has_sanymain0)
+
+
+def override_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
+    """The folder of the compiled graph overrides (:data:`GRAPH_OVERRIDES`) for this Java
+    and jar under ``cache_dir``; ``None`` when they cannot be built (no ``javac``, a jar
+    whose override API differs, no cache folder)."""
+    return _compiled(java, jar, cache_dir, OVERRIDE_SOURCES, "graph-overrides", lambda _jar: True)
+
+
 def jvm_accepts(java: str, options: tuple[str, ...]) -> bool:
     """Whether ``java`` starts with ``options`` (``java OPTIONS -version`` exits 0 within
-    60 s); asked once per process, Java and options."""
+    60 s and prints nothing on stdout, where a JVM writes its warnings); asked once per
+    process, Java and options."""
     key = (java, options)
     if key not in _ACCEPTS:
         try:
             r = subprocess.run([java, *options, "-version"], capture_output=True, timeout=60)
-            _ACCEPTS[key] = r.returncode == 0
+            _ACCEPTS[key] = r.returncode == 0 and not r.stdout  # stdout is a server's reply channel
         except (OSError, subprocess.TimeoutExpired):
             _ACCEPTS[key] = False
     return _ACCEPTS[key]

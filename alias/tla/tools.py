@@ -27,7 +27,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import zipfile
@@ -83,7 +82,8 @@ class ToolConfig:
     JVM per run).
     ``graph_overrides``: TLC runs load ALIAS's Java overrides of ``Graphs!AreConnectedIn``
     and ``UndirectedGraphs!ConnectedComponents`` (:func:`graph_overrides`), whose TLA+
-    definitions TLC cannot evaluate; part of the run key where applied.
+    definitions TLC cannot evaluate; part of the run key where applied (off by default
+    here, on in ``params.yaml``).
     ``short_run_flags``: the TLC server's JVM gets
     :data:`~alias.tla.tool_server.SHORT_RUN_FLAGS` (where the Java accepts them), which cut
     the CPU time of a short run in a fresh class loader.
@@ -106,7 +106,7 @@ class ToolConfig:
     sany_server: bool = False
     tlc_server: bool = False
     short_run_flags: bool = True
-    graph_overrides: bool = True
+    graph_overrides: bool = False
     properties: tuple[tuple[str, str], ...] = ()
     seed: int = 1
 
@@ -438,8 +438,8 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     }
     if config.properties:
         payload["properties"] = sorted(config.properties)
-    if kind != "sany" and graph_overrides(config) is not None:
-        payload["overrides"] = tool_server.GRAPH_OVERRIDES
+    if kind != "sany" and config.graph_overrides and graph_overrides(config) is not None:
+        payload["overrides"] = tool_server.OVERRIDES_DIGEST
     if kind != "sany":
         payload["fp"], payload["seed"] = FP_INDEX, config.seed
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
@@ -479,25 +479,23 @@ def _check_classpath(jar: Path) -> None:
                         "load it. Remove it or use a jar in another directory.")
 
 
-_OVERRIDES_WARNED: set[tuple] = set()
-
-
 def graph_overrides(config: ToolConfig) -> Path | None:
-    """The class folder that holds :data:`~alias.tla.tool_server.GRAPH_OVERRIDES` (compiled
-    with the tool servers, in their subfolder ``overrides``) when ``config.graph_overrides`` asks for it and the jar is TLC
-    >= 2.16 (v1.8.0 reads the index class from the system property
-    ``tlc2.overrides.TLCOverrides``); else ``None``, and TLC stops with an eval error on
-    those two operators, as without the Community Modules jar. Needs ``jvm_cache`` and a
-    JDK (``javac``); without them one line on stderr per process says so."""
+    """The class folder of :data:`~alias.tla.tool_server.GRAPH_OVERRIDES` (compiled under
+    ``config.jvm_cache`` on first use) when ``config.graph_overrides`` asks for them and the
+    jar is TLC >= 2.16 (v1.8.0 reads the index class from the system property
+    ``tlc2.overrides.TLCOverrides``); ``None`` when not asked for or on an older jar (the
+    2.15 fallback, whose stages say so in one line), where TLC stops with an eval error on
+    the two operators, as without the Community Modules jar. Raises :class:`ToolError`
+    when asked for on a v1.8.0 jar but they cannot be built (no ``javac``, no JVM cache
+    folder): the verdicts of a spec that uses them would otherwise depend on the machine.
+    Raises ``FileNotFoundError`` if the jar does not exist."""
     if not config.graph_overrides or not capabilities(config).modern:
         return None
-    classes = tool_server.server_classes(config.java, Path(config.jar), config.jvm_cache)
-    key = (config.java, str(config.jar), config.jvm_cache)
-    if classes is None and key not in _OVERRIDES_WARNED:
-        _OVERRIDES_WARNED.add(key)
-        print("alias: no graph overrides (tla.graph_overrides needs a JDK with javac and the JVM cache folder): "
-              "TLC cannot evaluate Graphs!AreConnectedIn or UndirectedGraphs!ConnectedComponents", file=sys.stderr)
-    return None if classes is None else classes / tool_server.OVERRIDES_DIR
+    classes = tool_server.override_classes(config.java, Path(config.jar), config.jvm_cache)
+    if classes is None:
+        raise ToolError("tla.graph_overrides: cannot build ALIAS's graph overrides (they need a JDK with javac "
+                        "and the JVM cache folder); set tla.graph_overrides: false to run TLC without them")
+    return classes
 
 
 def _with_graph_overrides(argv: list[str], config: ToolConfig) -> list[str]:
@@ -597,13 +595,14 @@ _SANY_PARSE = [r"\*\*\*Parse Error\*\*\*", r"Lexical error", r"Could not parse",
 
 def _tlc_server_options(config: ToolConfig) -> list[str]:
     """The TLC server's JVM options beyond a process run's: the short-run flags (where the
-    Java accepts them) and the graph overrides' property (the server's loader for each run
-    finds their classes itself)."""
+    Java accepts them) and the graph overrides (TLC's property, and their folder, from which
+    the server's loader for each run defines them)."""
     out = []
     if config.short_run_flags and tool_server.jvm_accepts(config.java, tool_server.SHORT_RUN_FLAGS):
         out += tool_server.SHORT_RUN_FLAGS
-    if graph_overrides(config) is not None:
-        out.append(f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}")
+    classes = graph_overrides(config)
+    if classes is not None:
+        out += [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}", f"-Dalias.graph_overrides={classes}"]
     return out
 
 

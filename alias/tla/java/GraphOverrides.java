@@ -7,10 +7,11 @@
 // Written for ALIAS from the modules' TLA+ definitions: pure computations on finite graphs,
 // no I/O. A path there is a non-empty sequence of nodes of G.node whose consecutive nodes
 // are joined by an edge (<<a, b>> in Graphs, {a, b} in UndirectedGraphs), so a node is
-// connected to itself and an edge with an end outside G.node joins nothing. Elements of
-// G.edge of another shape equal no such pair and join nothing either. A G that is not a
-// record with fields node and edge, or a field that is not a finite set, is an error, as
-// for the definition. TLC (v1.8.0+) loads this index class when the system property
+// connected to itself and an edge with an end outside G.node joins nothing; so does a tuple
+// of another length (Graphs) or a set of another size (UndirectedGraphs). An element of
+// G.edge that is not a tuple (Graphs) or not a finite set (UndirectedGraphs) is an error,
+// as TLC's comparison of it with <<a, b>> or {a, b} would be; so is a G that is not a record
+// with fields node and edge, or a field that is not a finite set. TLC (v1.8.0+) loads this index class when the system property
 // tlc2.overrides.TLCOverrides names it (alias/tla/tools.py sets it: tla.graph_overrides).
 package aliastools;
 
@@ -41,7 +42,10 @@ public final class GraphOverrides implements ITLCOverrides {
     final boolean[][] adj = new boolean[nodes.length][nodes.length];
     for (Value e : finiteSet(field(g, "edge", "AreConnectedIn"), "AreConnectedIn", "G.edge")) {
       final Value t = e.toTuple();
-      if (t instanceof TupleValue && ((TupleValue) t).size() == 2) {
+      if (!(t instanceof TupleValue)) {
+        throw shape("AreConnectedIn", e, "a tuple", "<<a, b>>");
+      }
+      if (((TupleValue) t).size() == 2) {
         final int a = indexOf(nodes, ((TupleValue) t).elems[0]);
         final int b = indexOf(nodes, ((TupleValue) t).elems[1]);
         if (a >= 0 && b >= 0) {
@@ -63,14 +67,15 @@ public final class GraphOverrides implements ITLCOverrides {
     final boolean[][] adj = new boolean[nodes.length][nodes.length];
     for (Value e : finiteSet(field(g, "edge", op), op, "G.edge")) {
       final Value s = e.toSetEnum();
-      if (s != null) {
-        final ValueVec ends = ((SetEnumValue) s.normalize()).elems;
-        if (ends.size() == 2) {
-          final int a = indexOf(nodes, ends.elementAt(0));
-          final int b = indexOf(nodes, ends.elementAt(1));
-          if (a >= 0 && b >= 0) {
-            adj[a][b] = adj[b][a] = true;
-          }
+      if (s == null) {
+        throw shape(op, e, "a finite set", "{a, b}");
+      }
+      final ValueVec ends = ((SetEnumValue) s.normalize()).elems;
+      if (ends.size() == 2) {
+        final int a = indexOf(nodes, ends.elementAt(0));
+        final int b = indexOf(nodes, ends.elementAt(1));
+        if (a >= 0 && b >= 0) {
+          adj[a][b] = adj[b][a] = true;
         }
       }
     }
@@ -116,6 +121,11 @@ public final class GraphOverrides implements ITLCOverrides {
       }
     }
     return -1;
+  }
+
+  private static EvalException shape(final String op, final Value e, final String kind, final String pair) {
+    return new EvalException(EC.GENERAL, op + ": G.edge holds " + e + ", which is not " + kind
+        + " (TLC cannot compare it with " + pair + ")");
   }
 
   private static Value field(final Value g, final String name, final String op) {

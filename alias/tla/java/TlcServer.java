@@ -60,6 +60,9 @@ public final class TlcServer {
    *  that ran for ever would fill its Metaspace. */
   private static final int MAX_RUNS = Integer.getInteger("alias.tlc_server.max_runs", 200);
 
+  /** The folder of ALIAS's compiled graph overrides (empty: none). */
+  private static final String OVERRIDES_DIR = System.getProperty("alias.graph_overrides", "");
+
   /** Whether the class metadata in use exceeds half of -XX:MaxMetaspaceSize, or the old
    *  generation after its last collection half of the heap (what earlier runs left would
    *  otherwise shrink a large model's heap below a process run's). */
@@ -81,6 +84,7 @@ public final class TlcServer {
   public static void main(String[] args) throws Exception {
     ParentWatch.start();
     System.clearProperty("alias.tlc_server.max_runs");  // a spec sees what a process's TLC sees
+    System.clearProperty("alias.graph_overrides");
     URL jar = new File(args[0]).toURI().toURL();
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OutputStream reply = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
@@ -194,16 +198,18 @@ public final class TlcServer {
 
   /** A fresh loader over the jar per run that defines the classes from bytes read once
    *  (no unzipping per run); resources, code source and packages as a URLClassLoader's.
-   *  It also defines ALIAS's graph overrides (GraphOverrides.java, compiled into overrides/
-   *  under the server's class folder, where the server's own loader cannot define them),
-   *  which TLC loads by name when the property tlc2.overrides.TLCOverrides names them. */
+   *  It also defines ALIAS's graph overrides (GraphOverrides.java, compiled apart into the
+   *  folder the property alias.graph_overrides names), which TLC loads by name when the
+   *  property tlc2.overrides.TLCOverrides names them: they use the run's own tools. */
   private static final class ToolsLoader extends URLClassLoader {
     private static final String OVERRIDES = "aliastools.GraphOverrides";
 
     private static byte[] ownClass(String name) {
-      try (InputStream in = TlcServer.class.getClassLoader()  // overrides/: off the class path
-          .getResourceAsStream("overrides/" + name.replace('.', '/') + ".class")) {
-        return in == null ? null : in.readAllBytes();
+      if (OVERRIDES_DIR.isEmpty()) {
+        return null;
+      }
+      try {
+        return java.nio.file.Files.readAllBytes(new File(OVERRIDES_DIR, name.replace('.', '/') + ".class").toPath());
       } catch (IOException e) {
         return null;
       }
