@@ -9,8 +9,9 @@ folder holding every gold module):
 (b) ALIAS cold -- :func:`alias.grade.run.grade_samples` with the ``tlabench`` grade on a
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
     class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
-    a fresh class loader per run, its JVM with the short-run flags), TLC first where the task has a cfg and SANY only when
-    TLC's own parse failed, TLC skipped after a parse failure, identical runs made once;
+    a fresh class loader per run, its JVM with the short-run flags), TLC first where the
+    task has a cfg and SANY only when TLC's own parse failed, TLC skipped after a parse
+    failure, identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
