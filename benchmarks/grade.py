@@ -10,8 +10,9 @@ folder holding every gold module):
     local pool of ``--workers`` processes, an empty tool-run cache, the JVMs started from a
     class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
     a fresh class loader per run, its JVM with the short-run flags), TLC first where the
-    task has a cfg and SANY only when TLC's own parse failed, TLC skipped after a parse
-    failure, identical runs made once;
+    task has a cfg, SANY's verdict read from TLC's report where TLC's own front end failed
+    (a SANY run only where it crashed or timed out, or no cfg exists), TLC skipped after a
+    parse failure, identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
@@ -181,6 +182,8 @@ def measure_levers(fast, tools, compat, work: Path, workers: int, naive: dict) -
                          dataclasses.replace(tools, short_run_flags=False), compat, work, LocalExecutor(workers)),
             _timed_alias("lever: SANY then TLC (no TLC first)", fast, tools,
                          dataclasses.replace(compat, tlc_first=False), work, LocalExecutor(workers)),
+            _timed_alias("lever: a SANY run where TLC's front end failed", fast, tools,
+                         dataclasses.replace(compat, sany_from_tlc=False), work, LocalExecutor(workers)),
             _timed_alias("lever: one worker", fast, tools, compat, work, LocalExecutor(1))]
     graded = {_key(s) for s in fast}  # the levers grade the outputs within the limit only
     for r in rows:

@@ -20,8 +20,12 @@ TLC runs first, and SANY runs only when TLC's own front end did not pass
 (:attr:`~alias.tla.tools.TlcResult.front_end_passed` false: a parse or semantic error, a
 crash, a timeout), or when the TLC run took longer than SANY's own limit (its front end
 alone might have, and the benchmark's SANY would then time out); SANY's verdict then
-decides, as in the benchmark, and TLC's counts are dropped. Both orders give the same fields (``tests/test_tlabench_grade.py`` compares them
-on both jars); TLC first saves a JVM start per output that parses.
+decides, as in the benchmark, and TLC's counts are dropped. Where TLC stopped in its
+front end with a parse or semantic error, SANY's verdict is read from the report TLC's
+own SANY printed (:func:`~alias.tla.tools.sany_from_tlc`: the same SANY on the same
+files; the exit code SANY gives for that kind is probed once per jar) and no SANY runs.
+Both orders give the same fields (``tests/test_tlabench_grade.py`` compares them on both
+jars); TLC first saves a SANY run per output that TLC's front end decides.
 
 Staging (:func:`loadable_files`): of the ~100 staged modules, a run's folder gets those
 SANY could load for this output -- every module whose name occurs as a word in the output,
@@ -46,6 +50,7 @@ from pathlib import Path
 
 from alias.corpus.tlabench import staging_pool
 from alias.grade.cache import ToolRunner
+from alias.tla.tools import SanyResult, sany_from_tlc
 
 __all__ = ["CompatGrader", "generated_module", "loadable_files"]
 
@@ -98,7 +103,8 @@ def generated_module(text: str, gold_module: str) -> str:
 class CompatGrader:
     """The benchmark's grader: ``files`` (every gold module and dependency, by file name),
     ``gold`` (per spec id: gold module, cfg text or None, gold file) and the two time
-    limits. Picklable, so it travels to the workers that grade (no shared file system);
+    limits; ``tlc_first`` and ``sany_from_tlc`` (the module's "Order", both on by default;
+    neither changes a verdict). Picklable, so it travels to the workers that grade (no shared file system);
     :meth:`from_release` reads a release folder (``corpus.path`` of a ``tlabench`` corpus)."""
 
     files: dict[str, str]
@@ -106,6 +112,7 @@ class CompatGrader:
     sany_timeout_s: float
     tlc_timeout_s: float
     tlc_first: bool = True
+    sany_from_tlc: bool = True
 
     @classmethod
     def from_release(cls, release: str, sany_timeout_s: float, tlc_timeout_s: float) -> "CompatGrader":
@@ -138,7 +145,7 @@ class CompatGrader:
         if self.tlc_first and cfg_text is not None:
             tlc = self._tlc(runner, files, gen, cfg_text)
         if tlc is None or not tlc.front_end_passed or tlc.wall_s > self.sany_timeout_s:
-            sany = self._runner(runner, self.sany_timeout_s).sany(files, gen, purpose="tlabench_sany")
+            sany = self._sany(runner, files, gen, tlc)
             if sany.exit_code != 0:
                 return {"sany_exit_ok": False, "passed": False, "reason": f"sany_fail: {sany.kind}",
                         "error_text": "; ".join(sany.errors)[:2000],
@@ -153,6 +160,16 @@ class CompatGrader:
                 "reason": None if ok else f"tlc_fail: {tlc.kind}",
                 "error_text": None if ok else ("\n".join(tlc.error_lines) or tlc.error_message or tlc.kind)[:2000],
                 "detail": json.dumps(detail | {"tlc_pass": ok})}
+
+    def _sany(self, runner: ToolRunner, files: dict[str, str], gen: str, tlc) -> SanyResult:
+        """SANY's verdict on the staged ``files``: read from TLC's own front end where TLC
+        stopped there within SANY's time limit (:func:`~alias.tla.tools.sany_from_tlc`),
+        else a SANY run."""
+        if self.sany_from_tlc and tlc is not None and tlc.wall_s <= self.sany_timeout_s:
+            derived = sany_from_tlc(tlc, files, gen, runner.config)
+            if derived is not None:
+                return derived
+        return self._runner(runner, self.sany_timeout_s).sany(files, gen, purpose="tlabench_sany")
 
     def _tlc(self, runner: ToolRunner, files: dict[str, str], gen: str, cfg_text: str):
         """TLC on the staged ``files`` with the task's cfg copied as ``<gen>.cfg``."""

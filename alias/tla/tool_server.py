@@ -60,7 +60,7 @@ _FAILED: set[str] = set()
 #: configured, which verification would not make safer; model outputs are TLA+ text, never
 #: bytecode) and compilation thresholds five times the default (a run of minutes still
 #: gets compiled code within its first seconds). Measured on 2 cores, v1.8.0: busy CPU of
-#: grading TLA+-Bench's 189 released outputs 74-81 s -> 56-58 s, verdicts identical
+#: grading TLA+-Bench's 189 released outputs 74-81 s -> 56-70 s, verdicts identical
 #: (docs/measurements.md).
 SHORT_RUN_FLAGS = ("-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote",
                    "-XX:CompileThresholdScaling=5")

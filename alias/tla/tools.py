@@ -41,7 +41,7 @@ from .tlc_output import TlcOutcome, parse_tlc_output
 
 __all__ = [
     "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
-    "supports_check_deadlock", "graph_overrides", "run_sany", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
+    "supports_check_deadlock", "graph_overrides", "run_sany", "sany_exit_codes", "sany_from_tlc", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
     "check_java", "error_lines", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
     "default_jvm_cache",
 ]
@@ -230,6 +230,7 @@ def find_jar(params_jar: str | None = None) -> Path:
 
 _VERSION_CACHE: dict[tuple[str, str], str] = {}
 _CAPABILITIES: dict[tuple[str, str], "Capabilities"] = {}
+_SANY_EXIT_CODES: dict[tuple[str, str], dict[str, int | None]] = {}
 _LIBRARY_DIGESTS: dict[tuple[str, ...], str] = {}
 _CDS_FAILED: set[str] = set()
 _JAVA_LINES: dict[str, str] = {}
@@ -438,7 +439,7 @@ def _run_key(kind: str, files: dict[str, str], main: str, cfg_text: str | None,
     }
     if config.properties:
         payload["properties"] = sorted(config.properties)
-    if kind != "sany" and config.graph_overrides and graph_overrides(config) is not None:
+    if kind != "sany" and graph_overrides(config) is not None:
         payload["overrides"] = tool_server.OVERRIDES_DIGEST
     if kind != "sany":
         payload["fp"], payload["seed"] = FP_INDEX, config.seed
@@ -498,6 +499,10 @@ def graph_overrides(config: ToolConfig) -> Path | None:
     return classes
 
 
+#: The system property by which TLC >= 2.16 finds the index class of Java overrides.
+_OVERRIDES_PROPERTY = f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}"
+
+
 def _with_graph_overrides(argv: list[str], config: ToolConfig) -> list[str]:
     """``argv`` (a JVM command with ``-cp JAR``) with :func:`graph_overrides`: the index
     class's property and its folder after the jar on the class path."""
@@ -505,8 +510,7 @@ def _with_graph_overrides(argv: list[str], config: ToolConfig) -> list[str]:
     if classes is None:
         return argv
     cp = argv.index("-cp")
-    return argv[:cp] + [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}", "-cp",
-                        f"{argv[cp + 1]}{os.pathsep}{classes}"] + argv[cp + 2:]
+    return argv[:cp] + [_OVERRIDES_PROPERTY, "-cp", f"{argv[cp + 1]}{os.pathsep}{classes}"] + argv[cp + 2:]
 
 
 def _jvm_args(config: ToolConfig, tmp: Path) -> list[str]:
@@ -602,7 +606,7 @@ def _tlc_server_options(config: ToolConfig) -> list[str]:
         out += tool_server.SHORT_RUN_FLAGS
     classes = graph_overrides(config)
     if classes is not None:
-        out += [f"-Dtlc2.overrides.TLCOverrides={tool_server.GRAPH_OVERRIDES}", f"-Dalias.graph_overrides={classes}"]
+        out += [_OVERRIDES_PROPERTY, f"-Dalias.graph_overrides={classes}"]
     return out
 
 
@@ -692,10 +696,15 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
             r = _execute(argv, tmp, config.timeout_s)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return _sany_result(r, key, version, config.timeout_s)
+
+
+def _sany_result(r: _Run, key: str, version: str, timeout_s: float) -> SanyResult:
+    """The :class:`SanyResult` of SANY's run ``r`` (its output, exit code, time)."""
     errors = _sany_errors(r.output)
     has_err = any(re.search(p, r.output, re.M) for p in _SANY_ERR)
     if r.timed_out:
-        errors.append(f"timeout after {config.timeout_s} s")
+        errors.append(f"timeout after {timeout_s} s")
     elif r.start_error:
         errors.append(r.output)
     elif r.exit_code != 0 and not errors:
@@ -707,7 +716,7 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     elif r.start_error or re.search(r"OutOfMemoryError|Error occurred during initialization of VM"
                                     r"|Could not find or load main class", r.output):
         kind = "crash"
-    elif any(re.search(p, r.output, re.M) for p in _SANY_PARSE):
+    elif _sany_parse_failed(r.output):
         kind = "parse_error"
     elif has_err:
         kind = "semantic_error"
@@ -718,6 +727,86 @@ def run_sany(files: dict[str, str], main: str, config: ToolConfig) -> SanyResult
     return SanyResult(kind=kind, exit_code=r.exit_code, wall_s=r.wall_s, output=r.output,
                       run_key=key, ok_exit=ok_exit, ok_strict=ok_strict,
                       errors=errors, timed_out=r.timed_out, tool_version=version)
+
+
+def _sany_parse_failed(output: str) -> bool:
+    return any(re.search(p, output, re.M) for p in _SANY_PARSE)
+
+
+#: Two modules SANY rejects, one with a parse error and one with a semantic error
+#: (:func:`sany_exit_codes`).
+_PROBE_FAILURES = {
+    "parse_error": "---- MODULE Probe ----\nInit == (0\n====\n",
+    "semantic_error": "---- MODULE Probe ----\nInit == Undefined\n====\n",
+}
+
+
+def sany_exit_codes(config: ToolConfig) -> dict[str, int | None]:
+    """SANY's exit code after a parse error and after a semantic error with ``config.jar``
+    (``{'parse_error': 255, 'semantic_error': 0}`` for v1.8.0 and 2.15 alike: SANY exits 0
+    after semantic errors), from one SANY run of each probe module; ``None`` where the
+    probe did not end in that kind. Cached per jar in this process and, with a
+    ``jvm_cache``, in ``<jvm_cache>/sany-exit-codes-<digest>.json`` (the Java and the jar
+    decide it)."""
+    key = _jar_key(config)
+    if key in _SANY_EXIT_CODES:
+        return _SANY_EXIT_CODES[key]
+    name = hashlib.sha256(json.dumps([key, config.java]).encode()).hexdigest()[:20]
+    path = Path(config.jvm_cache) / f"sany-exit-codes-{name}.json" if config.jvm_cache else None
+    codes = None
+    if path is not None and path.is_file():
+        try:
+            codes = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            codes = None  # a damaged entry is probed again
+    if not isinstance(codes, dict) or set(codes) != set(_PROBE_FAILURES):
+        probe = dataclasses.replace(config, timeout_s=120, sany_server=False)  # no server for 2 runs
+        codes = {}
+        for kind, text in _PROBE_FAILURES.items():
+            r = run_sany({"Probe.tla": text}, "Probe", probe)
+            codes[kind] = r.exit_code if r.kind == kind else None
+        if path is not None and None not in codes.values():
+            _write_atomic(path, json.dumps(codes))
+    _SANY_EXIT_CODES[key] = codes
+    return codes
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, path)
+
+
+#: Where TLC's own front end (SANY inside TLC) ended in an error: the line TLC prints
+#: after SANY's report, then TLC's verdict on it (v1.8.0 and 2.15 alike).
+_FRONT_END_FAILED = re.compile(r"^Starting\.\.\. \(.*\)\nError: Parsing or semantic analysis failed\.$", re.M)
+
+
+def sany_from_tlc(tlc: "TlcResult", files: dict[str, str], main: str, config: ToolConfig) -> SanyResult | None:
+    """What a SANY run on ``files`` (module ``main``) gives, read from TLC's run ``tlc`` on
+    the same files where TLC stopped in its own front end (the same SANY, the same
+    resolver, the same library path): SANY's report is the part of TLC's output before
+    ``Starting...``, followed by ``Error: Parsing or semantic analysis failed.``; the kind
+    and errors come from that report as :func:`run_sany` reads them, the exit code from
+    :func:`sany_exit_codes`, ``wall_s`` is 0 (no run was made). ``None`` when TLC did not
+    stop there (it passed its front end, crashed, timed out, or a cache cut its output), or
+    the jar's exit code for that kind is unknown: then SANY must run."""
+    output = tlc.output or ""
+    if tlc.kind not in ("parse_error", "semantic_error") or tlc.timed_out or not output.startswith("TLC2 Version"):
+        return None  # a cache keeps an output's end only: one without TLC's first line was cut
+    m = _FRONT_END_FAILED.search(output)
+    start = output.find("Parsing file ")
+    if m is None or not 0 <= start < m.start():
+        return None
+    report = output[start:m.start()]
+    kind = "parse_error" if _sany_parse_failed(report) else "semantic_error"
+    code = sany_exit_codes(config).get(kind)
+    if code is None:
+        return None
+    run = _Run(code, 0.0, report, False)
+    out = _sany_result(run, sany_run_key(files, main, config), _version_or_unknown(config), config.timeout_s)
+    return out if out.kind == kind else None
 
 
 #: TLC's ``-fp``: the fingerprint polynomial. Without it TLC picks one of its 131 at random,
