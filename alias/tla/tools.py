@@ -746,20 +746,18 @@ def sany_exit_codes(config: ToolConfig) -> dict[str, int | None]:
     (``{'parse_error': 255, 'semantic_error': 0}`` for v1.8.0 and 2.15 alike: SANY exits 0
     after semantic errors), from one SANY run of each probe module; ``None`` where the
     probe did not end in that kind. Cached per jar in this process and, with a
-    ``jvm_cache``, in ``<jvm_cache>/sany-exit-codes-<digest>.json`` (the Java and the jar
-    decide it)."""
+    ``jvm_cache``, in ``<jvm_cache>/sany-exit-codes-<digest>.json`` (named by the jar, the
+    Java and the probe; a file whose values are not two exit codes is probed again)."""
     key = _jar_key(config)
     if key in _SANY_EXIT_CODES:
         return _SANY_EXIT_CODES[key]
-    name = hashlib.sha256(json.dumps([key, config.java]).encode()).hexdigest()[:20]
+    # the name changes with the jar, the Java and the probe (its modules and how a result
+    # is read), so no file written by other code is ever read
+    probe_digest = hashlib.sha256(json.dumps([_PROBE_FAILURES, _SANY_PARSE, _SANY_ERR]).encode()).hexdigest()
+    name = hashlib.sha256(json.dumps([key, config.java, probe_digest]).encode()).hexdigest()[:20]
     path = Path(config.jvm_cache) / f"sany-exit-codes-{name}.json" if config.jvm_cache else None
-    codes = None
-    if path is not None and path.is_file():
-        try:
-            codes = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            codes = None  # a damaged entry is probed again
-    if not isinstance(codes, dict) or set(codes) != set(_PROBE_FAILURES):
+    codes = _read_exit_codes(path)
+    if codes is None:
         probe = dataclasses.replace(config, timeout_s=120, sany_server=False)  # no server for 2 runs
         codes = {}
         for kind, text in _PROBE_FAILURES.items():
@@ -771,16 +769,51 @@ def sany_exit_codes(config: ToolConfig) -> dict[str, int | None]:
     return codes
 
 
+def _read_exit_codes(path: Path | None) -> dict[str, int] | None:
+    """The kept exit codes, or ``None`` (no file, or one that is damaged: probe again)."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        codes = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(codes, dict) and set(codes) == set(_PROBE_FAILURES) and all(
+        type(v) is int and 0 <= v <= 255 for v in codes.values())
+    return codes if ok else None
+
+
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, path)
+    """``text`` into ``path`` through a temporary file of its own (concurrent writers of the
+    same content do not clash); a folder that cannot be written loses only the copy."""
+    part = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(part, path)
+    except OSError:
+        if part is not None:
+            Path(part).unlink(missing_ok=True)
 
 
 #: Where TLC's own front end (SANY inside TLC) ended in an error: the line TLC prints
 #: after SANY's report, then TLC's verdict on it (v1.8.0 and 2.15 alike).
+_SEMANTIC_REPORT = re.compile(r"^Semantic errors:\n\n\*\*\* Errors: \d+$", re.M)
 _FRONT_END_FAILED = re.compile(r"^Starting\.\.\. \(.*\)\nError: Parsing or semantic analysis failed\.$", re.M)
+
+
+def _front_end_kind(report: str) -> str | None:
+    """``'parse_error'`` (SANY's parser or module loader failed: it exits as after any
+    load-time error), ``'semantic_error'`` (one ``*** Errors:`` block, the one SANY's
+    semantic analysis prints under ``Semantic errors:``) or ``None`` (anything else, e.g.
+    an error SANY records while loading without a parse failure, after which it exits
+    255 although the text reads like a semantic error)."""
+    if _sany_parse_failed(report):
+        return "parse_error"
+    if report.count("*** Errors:") == 1 and _SEMANTIC_REPORT.search(report):
+        return "semantic_error"
+    return None
 
 
 def sany_from_tlc(tlc: "TlcResult", files: dict[str, str], main: str, config: ToolConfig) -> SanyResult | None:
@@ -790,8 +823,10 @@ def sany_from_tlc(tlc: "TlcResult", files: dict[str, str], main: str, config: To
     ``Starting...``, followed by ``Error: Parsing or semantic analysis failed.``; the kind
     and errors come from that report as :func:`run_sany` reads them, the exit code from
     :func:`sany_exit_codes`, ``wall_s`` is 0 (no run was made). ``None`` when TLC did not
-    stop there (it passed its front end, crashed, timed out, or a cache cut its output), or
-    the jar's exit code for that kind is unknown: then SANY must run."""
+    stop there (it passed its front end, crashed, timed out, or a cache cut its output),
+    the report is neither a parse failure nor SANY's semantic-error report
+    (:func:`_front_end_kind`), or the jar's exit code for that kind is unknown: then SANY
+    must run."""
     output = tlc.output or ""
     if tlc.kind not in ("parse_error", "semantic_error") or tlc.timed_out or not output.startswith("TLC2 Version"):
         return None  # a cache keeps an output's end only: one without TLC's first line was cut
@@ -800,8 +835,8 @@ def sany_from_tlc(tlc: "TlcResult", files: dict[str, str], main: str, config: To
     if m is None or not 0 <= start < m.start():
         return None
     report = output[start:m.start()]
-    kind = "parse_error" if _sany_parse_failed(report) else "semantic_error"
-    code = sany_exit_codes(config).get(kind)
+    kind = _front_end_kind(report)
+    code = sany_exit_codes(config).get(kind) if kind else None
     if code is None:
         return None
     run = _Run(code, 0.0, report, False)
