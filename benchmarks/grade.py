@@ -11,8 +11,9 @@ folder holding every gold module):
     class-data-sharing archive, SANY and TLC in one long-lived JVM each per worker (TLC in
     a fresh class loader per run, its JVM with the short-run flags), TLC first where the
     task has a cfg, SANY's verdict read from TLC's report where TLC's own front end failed
-    (a SANY run only where it crashed or timed out, or no cfg exists), TLC skipped after a
-    parse failure, identical runs made once;
+    with a parse failure or SANY's semantic-error report (a SANY run where TLC crashed, timed
+    out or printed anything else, or no cfg exists), TLC skipped after a parse failure,
+    identical runs made once;
 (c) ALIAS warm -- the same again with a new journal on the filled cache.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and

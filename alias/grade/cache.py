@@ -14,15 +14,13 @@ wall seconds), which the graders copy into their verdict rows.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from alias.tla.tlc_output import parse_tlc_output
 from alias.tla.tools import (SanyResult, TlcResult, ToolConfig, error_lines, run_sany, run_tlc, sany_run_key,
-                             tlc_run_key)
+                             tlc_run_key, write_atomic)
 
 #: TLC output kept in a cache entry (characters from the end; the verdict needs the end).
 OUTPUT_KEEP = 20_000
@@ -95,11 +93,7 @@ class ToolRunner:
         p = self._path(key)
         if p is None:
             return
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, p)
+        write_atomic(p, json.dumps(data))
 
     def _record(self, call: Call) -> None:
         with self._lock:

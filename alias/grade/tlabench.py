@@ -21,9 +21,11 @@ TLC runs first, and SANY runs only when TLC's own front end did not pass
 crash, a timeout), or when the TLC run took longer than SANY's own limit (its front end
 alone might have, and the benchmark's SANY would then time out); SANY's verdict then
 decides, as in the benchmark, and TLC's counts are dropped. Where TLC stopped in its
-front end with a parse or semantic error, SANY's verdict is read from the report TLC's
-own SANY printed (:func:`~alias.tla.tools.sany_from_tlc`: the same SANY on the same
-files; the exit code SANY gives for that kind is probed once per jar) and no SANY runs.
+front end with a parse failure or SANY's own ``Semantic errors:`` report, SANY's verdict
+is read from that report (:func:`~alias.tla.tools.sany_from_tlc`: the same SANY on the
+same files; the exit code SANY gives for that kind is probed once per jar) and no SANY
+runs; any other front-end failure (a crash, a timeout, a load-time error that reads like
+a semantic one) still gets its SANY run.
 Both orders give the same fields (``tests/test_tlabench_grade.py`` compares them on both
 jars); TLC first saves a SANY run per output that TLC's front end decides.
 
@@ -104,8 +106,9 @@ class CompatGrader:
     """The benchmark's grader: ``files`` (every gold module and dependency, by file name),
     ``gold`` (per spec id: gold module, cfg text or None, gold file) and the two time
     limits; ``tlc_first`` and ``sany_from_tlc`` (the module's "Order", both on by default;
-    neither changes a verdict). Picklable, so it travels to the workers that grade (no shared file system);
-    :meth:`from_release` reads a release folder (``corpus.path`` of a ``tlabench`` corpus)."""
+    neither changes a verdict). Picklable, so it travels to the workers that grade (no
+    shared file system); :meth:`from_release` reads a release folder (``corpus.path`` of a
+    ``tlabench`` corpus)."""
 
     files: dict[str, str]
     gold: dict[str, tuple[str, str | None, str]]

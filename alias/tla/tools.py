@@ -43,7 +43,7 @@ __all__ = [
     "ToolConfig", "ToolError", "SanyResult", "TlcResult", "DotDump", "find_jar", "tool_version",
     "supports_check_deadlock", "graph_overrides", "run_sany", "sany_exit_codes", "sany_from_tlc", "run_tlc", "run_tlc_dump_dot", "sany_run_key", "tlc_run_key",
     "check_java", "error_lines", "OUTPUT_CAP", "DOT_CAP", "Capabilities", "capabilities", "library_digest", "cds_archive",
-    "default_jvm_cache",
+    "default_jvm_cache", "write_atomic",
 ]
 
 #: Maximum characters of tool output kept per run (head 1 MiB + tail 3 MiB).
@@ -764,7 +764,10 @@ def sany_exit_codes(config: ToolConfig) -> dict[str, int | None]:
             r = run_sany({"Probe.tla": text}, "Probe", probe)
             codes[kind] = r.exit_code if r.kind == kind else None
         if path is not None and None not in codes.values():
-            _write_atomic(path, json.dumps(codes))
+            try:
+                write_atomic(path, json.dumps(codes))
+            except OSError:
+                pass  # a folder that cannot be written loses only the copy
     _SANY_EXIT_CODES[key] = codes
     return codes
 
@@ -782,19 +785,19 @@ def _read_exit_codes(path: Path | None) -> dict[str, int] | None:
     return codes if ok else None
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """``text`` into ``path`` through a temporary file of its own (concurrent writers of the
-    same content do not clash); a folder that cannot be written loses only the copy."""
-    part = None
+def write_atomic(path: Path, text: str) -> None:
+    """``text`` into ``path`` (folders made) through a temporary file of its own beside it,
+    so a reader never sees part of it and concurrent writers do not clash. Raises
+    ``OSError`` (the temporary file removed) when the folder cannot be written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, part = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(part, path)
     except OSError:
-        if part is not None:
-            Path(part).unlink(missing_ok=True)
+        Path(part).unlink(missing_ok=True)
+        raise
 
 
 #: Where TLC's own front end (SANY inside TLC) ended in an error: the line TLC prints
