@@ -10,17 +10,20 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import RECORD_JAR, fallback_jar
 
 from alias.grade.behavior import _bijections, replace_strings
 from alias.grade.cache import ToolRunner
 from alias.grade.name import name_grade_cfg
 from alias.corpus.testset import Reference
-from alias.grade.run import GRADES, Journal, grade_samples, read_journal
+from alias.grade.run import GRADES, Journal, grade_samples, read_journal, tool_settings
 from alias.tla.cfg import parse_cfg
+from alias.tla.tools import ToolConfig
 from alias.grade.specshape import append_definitions, definition_block, split_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,6 +129,36 @@ def test_cache_makes_a_regrade_free(tool_config, tmp_path):
     v2 = grade_samples(samples, refs, runner, tmp_path / "b")   # new journal, same cache
     assert v2.tool_runs.sum() == 0 and v2.cached_runs.sum() == v1.tool_runs.sum()
     assert v2.passed.tolist() == v1.passed.tolist()
+
+
+@pytest.mark.tlc
+def test_journal_regrades_under_another_jar_or_time_limit(tmp_path):
+    """A journal entry is reused only under the tool settings that wrote it: after a switch
+    from the 2.15 fallback to v1.8.0 (or a longer time limit) the sample is graded again
+    with the new jar's runs, not read back from the journal (a review found 2.15 verdicts
+    reused after `ALIAS_TLA2TOOLS` was set)."""
+    if not RECORD_JAR.is_file() or fallback_jar() is None:
+        pytest.skip("needs both the v1.8.0 and the 2.15 jar")
+    ref = embedded_reference("Clock", "Clock")
+    samples = [{"task_id": ref.task_id, "condition": "original", "model": "m", "sample_idx": 0,
+                "text": ref.system_text}]
+    refs, out = {(ref.task_id, "original"): ref}, tmp_path / "out"
+    old = ToolConfig(jar=fallback_jar(), timeout_s=60, memory_mb=512)
+    new = ToolConfig(jar=RECORD_JAR, timeout_s=60, memory_mb=512)
+    journaled = lambda: len((out / "journal.jsonl").read_text().splitlines())  # noqa: E731
+    v_old = grade_samples(samples, refs, ToolRunner(old, tmp_path / "cache"), out)
+    again = grade_samples(samples, refs, ToolRunner(old, tmp_path / "cache"), out)
+    assert journaled() == 1 and again.equals(v_old), "same settings: read from the journal"
+    v_new = grade_samples(samples, refs, ToolRunner(new, tmp_path / "cache"), out)
+    assert journaled() == 2 and v_new.tool_runs.sum() > 0, "another jar: graded again"
+    assert v_new.passed.tolist() == v_old.passed.tolist() == [True, True, True]
+    by_grade = lambda v: v.set_index("grade").run_keys.to_dict()  # noqa: E731
+    assert all(by_grade(v_new)[g] != by_grade(v_old)[g] for g in GRADES), "the new jar's run keys"
+    longer = grade_samples(samples, refs, ToolRunner(replace(new, timeout_s=120), tmp_path / "cache"), out)
+    assert journaled() == 3 and longer.cached_runs.sum() > 0 and longer.tool_runs.sum() == 0, \
+        "another limit: graded again, from the cache"
+    assert len({json.loads(x)["sig"] for x in (out / "journal.jsonl").read_text().splitlines()}) == 3
+    assert tool_settings(old) != tool_settings(new) != tool_settings(replace(new, timeout_s=120))
 
 
 _KILL_SCRIPT = """

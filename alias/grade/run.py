@@ -9,8 +9,9 @@ whose text yields no module, gets failing verdicts with the reason.
 
 Resuming: every finished sample's verdicts are appended as one JSON line to a journal
 (``journal.jsonl``, flushed and fsynced) before the next sample starts.  A new run reads
-the journal, skips the samples it already holds (a torn last line from a killed process
-is ignored) and, at the end, writes ``verdicts.parquet`` with exactly one row per
+the journal, skips the samples it already holds under the same signature (sample,
+reference, grader code, jar and tool limits: :func:`signature`; a torn last line from a
+killed process is ignored) and, at the end, writes ``verdicts.parquet`` with exactly one row per
 ``(sample, grade)``.  Tool results are cached by run key
 (:class:`alias.grade.cache.ToolRunner`), so even a sample cut off mid-way costs no
 repeated TLC work.
@@ -41,7 +42,7 @@ from alias.store.db import columns, write_table
 from alias.store.models import Verdict
 from alias.tla.executor import Executor, LocalExecutor
 from alias.tla.extract import extract_module
-from alias.tla.tools import ToolConfig
+from alias.tla.tools import ToolConfig, tlc_run_key
 from alias.tla.tlc_output import stable_log
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
@@ -64,13 +65,26 @@ def _key(row: dict) -> tuple:
     return (row["task_id"], row["condition"], row["model"], int(row["sample_idx"]))
 
 
+def tool_settings(config: ToolConfig) -> str:
+    """The tool settings a verdict depends on, as one string: the run key TLC would give an
+    empty module under ``config`` (the jar's version, the library folders' digest, Java
+    properties, TLC's seed and fingerprint polynomial, the graph overrides) and the limits
+    (``timeout_s`` seconds, ``memory_mb`` MiB). Part of each journal signature, so that a
+    verdict journaled under another jar or limit is graded again, not reused. Raises
+    :class:`~alias.tla.tools.ToolError` where the graph overrides are asked for but cannot
+    be built (as any TLC run would)."""
+    probe = tlc_run_key({"Probe.tla": ""}, "Probe", "", config)
+    return f"{probe}:{config.timeout_s:g}s:{config.memory_mb}MiB"
+
+
 def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSide | None,
-              grades: tuple[str, ...] = GRADES, compat: CompatGrader | None = None) -> str:
+              grades: tuple[str, ...] = GRADES, compat: CompatGrader | None = None, tools: str = "") -> str:
     """sha256 of everything a sample's verdicts depend on (its text, the reference's
-    files and cfg, the output side, ``max_maps``): a journal entry is reused only when
-    its signature matches, so a changed sample or reference is graded again."""
+    files and cfg, the output side, ``max_maps``, the grader's code, the tool settings
+    ``tools`` from :func:`tool_settings`): a journal entry is reused only when its
+    signature matches, so a changed sample, reference, jar or time limit is graded again."""
     payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(grades),
-               "code": grader_code_version(),
+               "code": grader_code_version(), "tools": tools,
                "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
                                                  sorted((k, hashlib.sha256(v.encode()).hexdigest())
                                                         for k, v in ref.files.items())],
@@ -362,7 +376,8 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
 
     jobs = {_key(s): GradeJob(s, ref_of(s), (outputs or {}).get(_key(s)), grades_for(s) if grades_for else grades)
             for s in samples}
-    sigs = {k: signature(j.sample, j.ref, max_maps, j.side, j.grades, compat) for k, j in jobs.items()}
+    tools = tool_settings(runner.config)
+    sigs = {k: signature(j.sample, j.ref, max_maps, j.side, j.grades, compat, tools) for k, j in jobs.items()}
     todo = [k for k in jobs if needs_grading(done.get(k), sigs[k], retry_timeouts)]
     cache = runner.cache_dir if executor is None or executor.shares_files else None
     ctx = GradeContext(runner.config, cache, max_maps, compat, run_id=uuid.uuid4().hex)
