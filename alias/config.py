@@ -189,8 +189,10 @@ class RenameConfig:
 @dataclass(frozen=True)
 class GradeConfig:
     """Grading (Methods "Name-based grade", "Behavior-based grade"): the ``grades`` every
-    generated sample gets (``parse``, ``name``, ``behavior``; ``tlabench``, TLA+-Bench's own
-    procedure, on a ``tlabench`` corpus) and their limits."""
+    generated sample gets (names of the grade registry :mod:`alias.grade.registry`:
+    ``parse``, ``name``, ``behavior``, ``tlabench`` -- TLA+-Bench's own procedure -- and any
+    registered grade; a name the registry lacks stops the grade stage with the list) and
+    their limits."""
 
     grades: tuple[str, ...]
     max_maps: int
@@ -200,8 +202,9 @@ class GradeConfig:
     tlabench_tlc_timeout_s: float
 
     def check(self) -> None:
-        _require(bool(self.grades) and set(self.grades) <= {"parse", "name", "behavior", "tlabench"}, "grades",
-                 f"must be a non-empty subset of [parse, name, behavior, tlabench], got {list(self.grades)}")
+        _require(bool(self.grades) and len(set(self.grades)) == len(self.grades)
+                 and all(isinstance(g, str) and g.isidentifier() for g in self.grades), "grades",
+                 f"must be a non-empty list of distinct grade names, got {list(self.grades)}")
         _require(self.max_maps >= 1, "max_maps", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
@@ -473,8 +476,6 @@ class Config:
     generate: GenerateConfig
 
     def check(self) -> None:
-        _require("tlabench" not in self.grade.grades or self.corpus.kind == "tlabench", "grade.grades",
-                 "the tlabench grade needs corpus.kind: tlabench (the release folder it stages)")
         for key in self.continuation.models:
             _require(key in self.generate.models, "continuation.models",
                      f"{key!r} is not a key of generate.local, generate.providers or generate.replay")
