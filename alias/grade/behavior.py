@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from alias.corpus.testset import Reference
+from alias.grade import behavior_refine as br
 from alias.grade import stategraph
 from alias.grade.cache import Call, ToolRunner
 from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
@@ -257,6 +258,9 @@ def _identity(vm: dict, cm: dict) -> bool:
 class BehaviorGrader:
     """Grades outputs against one reference; reuses the reference-side TLC runs."""
 
+    #: The module name an output's system module is staged under.
+    system_name = OUT
+
     def __init__(self, ref: Reference, runner: ToolRunner, *, max_maps: int = 60,
                  max_dot_bytes: int = 200_000_000, mappings: str = "refinement", max_refinements: int = 1000):
         if mappings not in PROCEDURES:
@@ -418,7 +422,6 @@ class BehaviorGrader:
         """R's states for the refinement search (:class:`alias.grade.refinement.Side`):
         every reachable state within the profile limits, else its initial states; None
         when TLC gives neither. Cached per grader."""
-        from alias.grade import behavior_refine as br
         if "side" not in self._shared:
             names = {v: v for v in self.r_vars}
             text, flags = self._reference_graph_cfg()
@@ -703,7 +706,6 @@ class BehaviorGrader:
     def _grade_refinement(self, out: OutputSide) -> BehaviorVerdict:
         """The paper's procedure where the counts agree; failing it, refinement mappings
         (:class:`alias.grade.behavior_refine.Refiner`)."""
-        from alias.grade.behavior_refine import Refiner
         g_vars, g_consts = self._output_declared(out)
         first = None
         if len(g_vars) == len(self.r_vars) and len(g_consts) == len(self.r_consts):
@@ -716,7 +718,7 @@ class BehaviorGrader:
             return first or self._done(BehaviorVerdict(passed=False), "output_declares_no_variable")
         self._defs = self._overridden_definitions(out)
         v = BehaviorVerdict(passed=False, attempts=list(first.attempts) if first else [])
-        r = Refiner(self, out, v)
+        r = br.Refiner(self, out, v)
         reason = r.run(g_vars, g_consts, self._tried_maps, self.max_refinements)
         tried = (first.maps_tried if first else 0) + r.tried
         if reason is None:
@@ -731,14 +733,13 @@ class BehaviorGrader:
         (:class:`alias.grade.refinement.Match`) and constant map ``consts`` (R -> G): how
         the equivalence controls confirm a variant with the mapping its generator knows.
         Passed, or failed with the reason; never raises for a bad output."""
-        from alias.grade.behavior_refine import Refiner
         worker = copy.copy(self)
         worker.runner = self.runner.child()
         worker._tried_maps = set()
         worker._defs = worker._overridden_definitions(out)
         g_vars, g_consts = worker._output_declared(out)
         v = BehaviorVerdict(passed=False)
-        r = Refiner(worker, out, v)
+        r = br.Refiner(worker, out, v)
         st = r.stage(dict(consts), g_vars, g_consts)
         if isinstance(st, str):
             return worker._done(v, st)

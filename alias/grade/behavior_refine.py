@@ -32,15 +32,13 @@ declared in the root. Model values a re-encoding names are root constants
 
 from __future__ import annotations
 
-import copy
 import itertools
 from dataclasses import dataclass
 
 from alias.grade.refinement import Match, Refinement, Search, Side, to_refinement
-from alias.grade.specshape import append_definitions, definition_arities, definition_block, fairness_block
+from alias.grade.specshape import append_definitions, definition_block, fairness_block
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
-from alias.tla.syntax import module_info
 from alias.tla.values import parse_value
 
 FORWARD = "AliasForward"
@@ -111,7 +109,6 @@ class Refiner:
         from its specification formula, else from its initial predicate and next-state
         action (the cfg's INIT/NEXT names, ``Init``/``Next``, or the definitions at their
         positions in the reference), with all its variables as ``v``."""
-        from alias.grade.behavior import OUT
         mod, name, shape = self.gr._locate(files, model)
         if shape is not None:
             return mod, definition_block("AliasOut", shape) + fairness_block("AliasOut", shape)
@@ -120,7 +117,7 @@ class Refiner:
             return name if name != "init_next" else "no_init_next"
         init, nxt = pair
         vs = ", ".join(g_name(g) for g in g_vars)
-        return OUT, (f"AliasOutInit == {init}\nAliasOutNext == {nxt}\nAliasOutVars == <<{vs}>>\n"
+        return self.gr.system_name, (f"AliasOutInit == {init}\nAliasOutNext == {nxt}\nAliasOutVars == <<{vs}>>\n"
                      "AliasOutFair == TRUE\n")
 
     def _unbound_constants(self, cm: dict[str, str], g_consts: list[str]) -> list[str] | str:
