@@ -37,7 +37,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, sort_key, to_tla
+from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, parse_value, sort_key, to_tla
 
 #: Leaf path steps: a record field, a tuple component, and the same inside every value
 #: of a function (``mf``/``mi``).
@@ -222,12 +222,14 @@ def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
 @dataclass
 class Side:
     """What the state dumps say about one module: its variables (declaration order),
-    ``states`` (each ``{variable: value}``: the reachable states, or only the initial ones
-    when ``reachable`` is false) and ``initial`` (the initial states)."""
+    ``states`` (each ``{variable: TLC's value text}``: the reachable states, or only the
+    initial ones when ``reachable`` is false) and ``initial`` (the initial states). Texts
+    are parsed (:func:`alias.tla.values.parse_value`) only where a decomposition or an
+    encoding needs the values: TLC prints a value one way, so equal texts are equal values."""
 
     variables: list[str]
-    states: list[dict[str, Value]]
-    initial: list[dict[str, Value]]
+    states: list[dict[str, str]]
+    initial: list[dict[str, str]]
     reachable: bool = True
 
 
@@ -294,6 +296,11 @@ def _similarity(a: str, b: str) -> float:
     return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
 
+#: The most distinct values of a variable that are parsed for decompositions and
+#: encodings; a variable with more is matched whole and as it is.
+PARSE_LIMIT = 5000
+
+
 class Search:
     """Exhaustive search of refinement mappings from R (``r``) to G (``g``), pruned by
     the state dumps. ``subset``: R's states need only be a subset of the encoded G states
@@ -305,24 +312,67 @@ class Search:
     def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000):
         self.r, self.g = r, g
         self.subset = subset or not g.reachable or not r.reachable
-        self.r_opts = {v: var_options(v, [s[v] for s in r.states]) for v in r.variables}
-        self.g_opts = {v: var_options(v, [s[v] for s in g.states]) for v in g.variables}
+        self._parsed: dict[str, Value] = {}
+        self.r_opts = {v: self._options(r, v) for v in r.variables}
+        self.g_opts = {v: self._options(g, v) for v in g.variables}
         self.g_option_of = {leaf: i for v in g.variables for i, opt in enumerate(self.g_opts[v]) for leaf in opt}
         self._cands: dict[Leaf, list[tuple[Leaf, Encoding]]] = {}
         self._cols: dict = {}
         self.joint = max(len(r.states), len(g.states)) <= joint_limit
         self.tried_pairs = 0
 
-    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None) -> list | None:
-        key = (side, leaf, initial, enc)
+    def _parse(self, text: str) -> Value:
+        v = self._parsed.get(text)
+        if v is None:
+            v = self._parsed[text] = parse_value(text)
+        return v
+
+    def _distinct(self, side: Side, var: str) -> set[str]:
+        return {s[var] for s in side.states}
+
+    def _options(self, side: Side, var: str) -> list[list[Leaf]]:
+        texts = self._distinct(side, var)
+        if len(texts) > PARSE_LIMIT or not any(t[:1] in "[(<" for t in texts):
+            return [[Leaf(var)]]
+        return var_options(var, [self._parse(t) for t in texts])
+
+    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None,
+                parsed: bool = False) -> list | None:
+        """The leaf's value in each state (TLC's text where ``parsed`` is false and the
+        leaf is a whole variable; else parsed, and encoded by ``enc``); None when a state
+        has no such part."""
+        key = (side, leaf, initial, enc, parsed)
         if key not in self._cols:
             src = self.r if side == "r" else self.g
+            rows = src.initial if initial else src.states
             try:
-                col = [leaf.value(s) for s in (src.initial if initial else src.states)]
-                self._cols[key] = col if enc is None else [enc.apply(v) for v in col]
+                if not parsed and not leaf.path:
+                    col = [s[leaf.var] for s in rows]
+                else:
+                    col = [leaf_value(self._parse(s[leaf.var]), leaf.path) for s in rows]
+                    col = col if enc is None or enc.identity else [enc.apply(v) for v in col]
+                self._cols[key] = col
             except (KeyError, IndexError, TypeError, AttributeError):
                 self._cols[key] = None
         return self._cols[key]
+
+    @staticmethod
+    def _parsed_pair(a: Leaf, b: Leaf, enc: Encoding) -> bool:
+        return bool(a.path or b.path or not enc.identity)
+
+    def _pair_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
+        """Encodings under which G leaf ``b``'s values give R leaf ``a``'s."""
+        rt, gt = self._distinct(self.r, a.var), self._distinct(self.g, b.var)
+        out = []
+        if not a.path and not b.path and (rt <= gt if self.subset else rt == gt):
+            out.append(Encoding())
+        if len(rt) > PARSE_LIMIT or len(gt) > PARSE_LIMIT:
+            return out
+        ra, gb = self._column("r", a, False, parsed=True), self._column("g", b, False, parsed=True)
+        if ra is None or gb is None:
+            return out
+        return out + [e for e in encodings(set(ra), set(gb), subset=self.subset)
+                      if not (e.identity and not a.path and not b.path)]
 
     def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
         """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
@@ -330,14 +380,10 @@ class Search:
         if a in self._cands:
             return self._cands[a]
         out = []
-        ra = self._column("r", a, False)
         rpos = self.r.variables.index(a.var)
         for gpos, gv in enumerate(self.g.variables):
             for leaf in [x for opt in self.g_opts[gv] for x in opt]:
-                gb = self._column("g", leaf, False)
-                if ra is None or gb is None:
-                    continue
-                for enc in encodings(set(ra), set(gb), subset=self.subset):
+                for enc in self._pair_encodings(a, leaf):
                     if not self._fits([Pair(a, leaf, enc)], initial=True):
                         continue
                     score = (not enc.identity, bool(a.path) != bool(leaf.path), -_similarity(str(a), str(leaf)),
@@ -350,8 +396,9 @@ class Search:
     def _fits(self, pairs: list[Pair], initial: bool) -> bool:
         """R's states (or initial states) restricted to the paired leaves equal (or are
         among) the G states restricted to their G leaves and encoded."""
-        rc = [self._column("r", p.r, initial) for p in pairs]
-        gc = [self._column("g", p.g, initial, p.enc) for p in pairs]
+        flags = [self._parsed_pair(p.r, p.g, p.enc) for p in pairs]
+        rc = [self._column("r", p.r, initial, parsed=f) for p, f in zip(pairs, flags)]
+        gc = [self._column("g", p.g, initial, p.enc, parsed=f) for p, f in zip(pairs, flags)]
         if any(c is None for c in rc + gc):
             return False
         rs, gs = set(zip(*rc)), set(zip(*gc))
