@@ -195,3 +195,18 @@ def test_an_init_next_reference_grades_its_renamed_copy(tool_config, tmp_path):
     for mappings in ("renaming", "refinement"):
         v = BehaviorGrader(ref, runner, mappings=mappings).grade(OutputSide({"Ctr": renamed}, "Ctr"))
         assert v.passed, (mappings, v.reason, v.attempts)
+
+
+def test_a_redundant_reference_variable_is_derived_from_the_one_it_follows():
+    """R keeps ``phase`` beside ``st`` (a function of it in every state); G keeps ``st`` only."""
+    phase = {'"idle"': '"wait"', '"busy"': '"run"', '"done"': '"wait"'}
+    r_states = [{"st": f"<<{a}, {b}>>", "phase": f"<<{phase[a]}, {phase[b]}>>"}
+                for a in phase for b in phase]
+    g_states = [{"s": f"<<{a}, {b}>>"} for a in phase for b in phase]
+    r, g = Side(["st", "phase"], r_states, r_states[:1]), Side(["s"], g_states, g_states[:1])
+    (m,) = list(Search(r, g, subset=False).matches())
+    assert m.describe()["leaves"] == {
+        "st": "s", "phase": 'derived from st via {"busy"->"run", "done"->"wait", "idle"->"wait"}'}
+    ref = to_refinement(m, lambda v: v, lambda v: v)
+    assert ref.forward["phase"].startswith("[AliasQ") and 'AliasX1 = "busy" -> "run"' in ref.forward["phase"]
+    assert ref.inverse == {"s": "st"}  # G is recovered from R: the reverse check runs as usual

@@ -240,14 +240,27 @@ class Pair:
     enc: Encoding
 
 
+@dataclass(frozen=True)
+class Derived:
+    """An R leaf that R's own states determine from another R leaf ``source`` (a redundant
+    variable, such as a per-process phase kept beside the state it follows): its value is
+    ``enc`` (a function, not necessarily one-to-one) of ``source``'s."""
+
+    r: Leaf
+    source: Leaf
+    enc: Encoding
+
+
 @dataclass
 class Match:
-    """A refinement mapping: every leaf of R's chosen decomposition paired with a G leaf."""
+    """A refinement mapping: every leaf of R's chosen decomposition paired with a G leaf,
+    or ``derived`` from another paired R leaf."""
 
     pairs: tuple[Pair, ...]
     r_cut: dict[str, list[Leaf]]
     g_cut: dict[str, list[Leaf]]
     g_variables: list[str]
+    derived: tuple[Derived, ...] = ()
 
     @classmethod
     def of(cls, pairs: Sequence[Pair], r_variables: Sequence[str], g_variables: Sequence[str]) -> "Match":
@@ -264,7 +277,7 @@ class Match:
     def is_renaming(self) -> bool:
         """A one-to-one variable renaming: whole to whole, no encoding, no G variable left out."""
         return all(not p.r.path and not p.g.path and p.enc.identity for p in self.pairs) \
-            and len(self.pairs) == len(self.g_variables)
+            and len(self.pairs) == len(self.g_variables) and not self.derived
 
     @property
     def renaming(self) -> dict[str, str]:
@@ -289,6 +302,9 @@ class Match:
             enc = "" if p.enc.identity else " via {" + ", ".join(
                 f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in p.enc.pairs) + "}"
             out[str(p.r)] = str(p.g) + enc
+        for d in self.derived:
+            out[str(d.r)] = f"derived from {d.source} via {{" + ", ".join(
+                f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in d.enc.pairs) + "}"
         return {"leaves": out, "auxiliary": self.auxiliary}
 
 
@@ -420,16 +436,40 @@ class Search:
 
     def matches(self, limit: int = 1000) -> Iterator[Match]:
         """Every refinement mapping the dumps allow (at most ``limit``), best first:
-        fewer cut R variables, then identity encodings and similar names first."""
+        fewer cut R variables, then identity encodings and similar names first. A whole R
+        variable no G leaf fits but that R's states determine from another R variable is
+        derived from it (:class:`Derived`)."""
         n = 0
         for r_cut in self.r_cuts():
             r_leaves = [x for v in self.r.variables for x in r_cut[v]]
-            for pairs, g_choice in self._assign(r_leaves):
+            unmatched = [a for a in r_leaves if not self._compatible(a)]
+            derived = [self.derivation(a, [x for x in r_leaves if x not in unmatched]) for a in unmatched]
+            if any(d is None for d in derived):
+                continue
+            rest = [a for a in r_leaves if a not in unmatched]
+            for pairs, g_choice in self._assign(rest):
                 g_cut = {v: self.g_opts[v][g_choice.get(v, 0)] for v in self.g.variables}
-                yield Match(tuple(pairs), r_cut, g_cut, list(self.g.variables))
+                yield Match(tuple(pairs), r_cut, g_cut, list(self.g.variables), tuple(derived))
                 n += 1
                 if n >= limit:
                     return
+
+    def derivation(self, a: Leaf, sources: list[Leaf]) -> Derived | None:
+        """``a`` (a whole R variable) as a function of one of ``sources`` (whole R
+        variables) in every R state: pointwise on atoms where both are functions with the
+        same domain in each state, else on whole values; None when none determines it."""
+        if a.path:
+            return None
+        for src in sources:
+            if src.path or src == a:
+                continue
+            pairs = {(s[src.var], s[a.var]) for s in self.r.states}
+            if len({x for x, _ in pairs}) != len(pairs) or len(pairs) > PARSE_LIMIT:
+                continue
+            parsed = [(self._parse(x), self._parse(y)) for x, y in pairs]
+            enc = _pointwise_function(parsed) or Encoding(tuple(sorted(parsed, key=lambda p: sort_key(p[0]))))
+            return Derived(a, src, enc)
+        return None
 
     def _assign(self, r_leaves: list[Leaf]) -> Iterator[tuple[list[Pair], dict[str, int]]]:
         cands = {a: self._compatible(a) for a in r_leaves}
@@ -475,6 +515,20 @@ class Refinement:
     forward: dict[str, str]
     inverse: dict[str, str] | None
     model_values: list[str] = field(default_factory=list)
+
+
+def _pointwise_function(parsed: list[tuple[Value, Value]]) -> Encoding | None:
+    """A function of atoms f with ``y[k] = f(x[k])`` for every pair of functions ``(x, y)``
+    of equal domains; None where the pairs are not such functions."""
+    f: dict = {}
+    for x, y in parsed:
+        fx, fy = as_function(x), as_function(y)
+        if fx is None or fy is None or fx.keys() != fy.keys():
+            return None
+        for k, v in fx.items():
+            if not is_atom(v) or not is_atom(fy[k]) or f.setdefault(v, fy[k]) != fy[k]:
+                return None
+    return Encoding(tuple(sorted(f.items(), key=lambda p: sort_key(p[0]))), pointwise=True) if f else None
 
 
 class _Writer:
@@ -538,6 +592,8 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     which a G / R variable appears in the module that uses the expression."""
     w = _Writer()
     fwd_parts = {p.r: w.encode(w.leaf(p.g, g_name(p.g.var)), p.enc) for p in m.pairs}
+    for d in m.derived:
+        fwd_parts[d.r] = w.encode(fwd_parts[d.source], d.enc)
     forward = {v: w.build(cut, fwd_parts) for v, cut in m.r_cut.items()}
     inverse = None
     if m.invertible:
@@ -546,5 +602,5 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     return Refinement(forward, inverse, w.model_values)
 
 
-__all__ = ["Leaf", "Encoding", "Side", "Pair", "Match", "Search", "Refinement", "var_options", "encodings",
+__all__ = ["Leaf", "Encoding", "Side", "Pair", "Derived", "Match", "Search", "Refinement", "var_options", "encodings",
            "leaf_value", "to_refinement"]
