@@ -749,7 +749,8 @@ class BehaviorGrader:
         tried = (first.maps_tried if first else 0) + r.tried
         if reason is None:
             return self._done(v, None, tried, method="refinement_mapping")
-        if first is not None and r.tried == 0:
+        if first is not None and r.tried == 0 and not r.searched:
+            # no dump to search (TLC could not run the output alone): the paper's verdict
             first.attempts = v.attempts + [f"refinement: {reason}"]
             return self._done(first, first.reason, tried, method=None)
         return self._done(v, reason, tried)

@@ -77,6 +77,8 @@ class Refiner:
         self.out = out
         self.v = verdict
         self.tried = 0
+        #: whether a search ran on both modules' dumps (and found no mapping to check)
+        self.searched = False
 
     # ------------------------------------------------------------------ staging
     def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
@@ -326,6 +328,9 @@ class Refiner:
                     return None
             if not found:
                 reason = reason or "no_refinement_mapping_fits"
+                self.searched = True
+                self.v.error_text = search.explain()
+                self.v.attempts.append(f"refinement search: {self.v.error_text}")
         return reason or "no_refinement_mapping_fits"
 
     def check(self, st: Staged, m: Match) -> str | None:

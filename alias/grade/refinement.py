@@ -454,6 +454,25 @@ class Search:
                 if n >= limit:
                     return
 
+    def explain(self) -> str:
+        """Why no mapping fits, from the dumps: the first reference variable no output leaf
+        fits (its values and initial values beside those of the output variable nearest by
+        name), or that the joint states differ."""
+        def show(side: Side, v: str, initial: bool) -> str:
+            vals = sorted({s[v] for s in (side.initial if initial else side.states)})
+            return "{" + ", ".join(vals[:4]) + (", ..." if len(vals) > 4 else "") + "}"
+
+        for v in self.r.variables:
+            if any(self._compatible(x) for opt in self.r_opts[v] for x in opt):
+                continue
+            near = max(self.g.variables, key=lambda g: _similarity(v, g), default=None)
+            there = "" if near is None else (f"; output variable {near}: values {show(self.g, near, False)}, "
+                                             f"initially {show(self.g, near, True)}")
+            return (f"no output variable, field or encoding takes the values of reference variable {v} "
+                    f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
+        return ("every reference variable has output counterparts, but under no joint assignment are the "
+                "reference's states the output's states, mapped")
+
     def derivation(self, a: Leaf, sources: list[Leaf]) -> Derived | None:
         """``a`` (a whole R variable) as a function of one of ``sources`` (whole R
         variables) in every R state: pointwise on atoms where both are functions with the
