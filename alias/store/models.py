@@ -99,6 +99,7 @@ class RenamedTask(SQLModel, table=True):
     description: Optional[str] = None
     n_renamed: int = 0
     n_leftover: int = 0
+    n_kept_english: int = 0
     text_similarity: Optional[float] = None
 
 
@@ -113,6 +114,23 @@ class RenamedModule(SQLModel, table=True):
     path: str
     text: str
     sha256: str
+
+
+class LeftoverName(SQLModel, table=True):
+    """An original name still in a renamed copy (:mod:`alias.rename.comments`): ``place``
+    module_code | module_comment | module_string | cfg | cfg_comment | description,
+    ``file`` (the renamed module's file, ``cfg`` or ``description``), ``n`` occurrences
+    from ``first_line``; ``kept`` the reason it stays on purpose (english_word,
+    string_value, description_rule), NULL for a leftover."""
+
+    __tablename__ = "leftover_names"
+    task_id: str = Field(primary_key=True)
+    place: str = Field(primary_key=True)
+    file: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    kept: Optional[str] = None
+    n: int
+    first_line: Optional[int] = None
 
 
 class RenameMapRow(SQLModel, table=True):
@@ -512,6 +530,7 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "renamed_tasks": (RenamedTask, (("rename", "renamed_tasks.parquet"),)),
     "renamed_modules": (RenamedModule, (("rename", "renamed_modules.parquet"),)),
     "rename_map": (RenameMapRow, (("rename", "rename_map.parquet"),)),
+    "leftover_names": (LeftoverName, (("rename", "leftover_names.parquet"),)),
     "tlc_runs": (TlcRun, (("verify", "tlc_runs.parquet"),)),
     "test_set": (Membership, (("verify", "test_set.parquet"),)),
     "identifiers": (Identifier, (("identifiers", "identifiers.parquet"),)),
