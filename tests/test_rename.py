@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from alias.rename.cir import leftover_identifiers, rename_task
+from alias.rename.corpus import with_comments_renamed
 from alias.rename.descriptions import rename_description
 from alias.rename.names import RESERVED, NameGenerator, RenameError
 from alias.tla.syntax import parse
@@ -323,7 +324,7 @@ def test_comments_renamed_by_whole_words_pluscal_too():
             "variables Foo = 1, leader = \"Foo\";\nbegin\n  L: skip;\nend algorithm; *)\n"
             "VARIABLE leader\n\\* Foo again\nFoo == 1\nInit == leader = 0\n====\n")
     assert not parse(text).root_node.has_error
-    r = rename_task({"C": text}, None, "INIT Init \\* Init, leader and Foo\n", 0, "c")
+    r = with_comments_renamed(rename_task({"C": text}, None, "INIT Init \\* Init, leader and Foo\n", 0, "c"))
     t = r.modules[r.mapping["C"]]
     foo, leader = r.mapping["Foo"], r.mapping["leader"]
     assert f"(* {foo} is great, leader too; Foos is not {foo}\n" in t

@@ -24,9 +24,9 @@ Kept unchanged: keywords; standard and library modules and what they define; bou
 variables (quantifiers, CHOOSE, set filter/map, function constructors and definitions,
 LAMBDA, operator parameters incl. ``F(_)``, proof NEW/PICK/TAKE and proof DEFINE
 names); record fields (``r.f``, ``[f |-> e]``, ``[f : S]``, ``!.f``); labels;
-``Op!lab`` components after an operator; strings. Comments are renamed by whole words
-(:mod:`alias.rename.comments`: a PlusCal algorithm follows its translation; lowercase
-English words stay in prose and are counted apart).
+``Op!lab`` components after an operator; strings; comments, so a PlusCal algorithm
+inside a comment stays in the original names (TLC ignores it; it will not match its
+translation any more).
 
 Resolution: an ``identifier_ref`` is renamed iff it is not bound by an enclosing binder
 (binders are tried innermost first, so a bound variable whose text equals an operator of
@@ -53,7 +53,6 @@ from typing import Iterable, Iterator
 
 import tree_sitter as ts
 
-from alias.rename.comments import rename_cfg_comments, rename_module_comments
 from alias.rename.names import NameGenerator, RenameError
 from alias.tla.cfg import CfgError, parse_cfg, rename_cfg, tokenize
 from alias.tla.lexer import string_spans
@@ -659,7 +658,7 @@ def rename_task(
     for fname in sorted(author_files):
         edits = [(a, b, mapping[t].encode("ascii")) for a, b, t in events[fname]] + inserts.get(fname, [])
         new_name = mapping.get(fname, fname)
-        out_modules[new_name] = rename_module_comments(_apply_edits(task.srcs[fname], edits).decode("utf-8"), mapping)
+        out_modules[new_name] = _apply_edits(task.srcs[fname], edits).decode("utf-8")
 
     module_names = {k: mapping[k] for (mod, k), kind in kinds.items()
                     if kind == "module" and k in mapping}
@@ -669,7 +668,7 @@ def rename_task(
     ]
     new_cfg = None
     if cfg_text is not None:
-        new_cfg = rename_cfg_comments(rename_cfg(cfg_text, mapping), mapping)
+        new_cfg = rename_cfg(cfg_text, mapping)
     lib = {k: v for k, v in files.items() if k not in author_files}
     return RenameResult(mapping=mapping, identifiers=identifiers, modules=out_modules,
                         module_names=module_names, cfg_text=new_cfg, library_modules=lib)

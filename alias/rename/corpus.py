@@ -1,5 +1,6 @@
 """CIR over a whole ingested corpus (Methods "Renaming"; Appendix G): every task renamed
-with same-length seeded names, in its modules, its cfg and its description.
+with same-length seeded names, in its modules, its cfg and its description, comments
+included (:func:`with_comments_renamed`).
 
 :func:`rename_corpus` turns the ingest tables into the rows of the ``renamed_tasks``,
 ``renamed_modules`` and ``rename_map`` tables (:mod:`alias.store.models`) and writes the
@@ -18,12 +19,12 @@ from typing import Any, Callable
 import pandas as pd
 
 from alias.rename.cir import RenameResult, leftover_identifiers, rename_task
-from alias.rename.comments import count_kept_english, leftover_rows
+from alias.rename.comments import count_kept_english, leftover_rows, rename_cfg_comments, rename_module_comments
 from alias.rename.descriptions import rename_description
 from alias.tla.cfg import parse_cfg
 from alias.tla.syntax import STANDARD_MODULES
 
-__all__ = ["RenamedCorpus", "rename_corpus", "text_similarity"]
+__all__ = ["RenamedCorpus", "rename_corpus", "text_similarity", "with_comments_renamed"]
 
 
 def text_similarity(a: str, b: str) -> float:
@@ -39,6 +40,14 @@ class RenamedCorpus:
     modules: list[dict] = field(default_factory=list)
     rename_map: list[dict] = field(default_factory=list)
     leftovers: list[dict] = field(default_factory=list)
+
+
+def with_comments_renamed(res: RenameResult) -> RenameResult:
+    """``res`` with its renamed names renamed in the comments of its modules and cfg too
+    (:mod:`alias.rename.comments`: a renamed copy carries no original name)."""
+    res.modules = {m: rename_module_comments(text, res.mapping) for m, text in res.modules.items()}
+    res.cfg_text = rename_cfg_comments(res.cfg_text, res.mapping)
+    return res
 
 
 def _task_row(task_id: str) -> dict[str, Any]:
@@ -116,7 +125,8 @@ def rename_corpus(tasks: pd.DataFrame, modules: pd.DataFrame, seed: int, files_d
         library = {r.module: r.text for r in mods.itertuples() if r.role == "library"}
         row = _task_row(t.task_id)
         try:
-            res = rename_task(author, set(author), t.cfg_text, seed=seed, salt=t.task_id, library_modules=library)
+            res = with_comments_renamed(rename_task(author, set(author), t.cfg_text, seed=seed, salt=t.task_id,
+                                                    library_modules=library))
         except Exception as e:  # RenameError or a bug on odd input: excludes this task only
             row.update(status="error", error=f"{type(e).__name__}: {e}")
         else:

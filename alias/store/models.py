@@ -99,7 +99,7 @@ class RenamedTask(SQLModel, table=True):
     description: Optional[str] = None
     n_renamed: int = 0
     n_leftover: int = 0
-    n_kept_english: int = 0
+    n_kept_english: Optional[int] = None
     text_similarity: Optional[float] = None
 
 
@@ -517,6 +517,20 @@ class ExternalVerdict(SQLModel, table=True):
     gen_module: Optional[str] = None
 
 
+class StoreSetting(SQLModel, table=True):
+    """The settings a store was built with (written by ``load``): ``name`` ``params``,
+    ``value`` the merged ``params.yaml`` as JSON; ``base_from_snapshot`` and
+    ``base_from_store``: the folder the settings' relative paths start from (where the
+    pipeline ran), relative to the snapshot folder and to the DuckDB file's folder.
+    ``grade-file`` and ``alias.grade_output`` grade against a store with these settings."""
+
+    __tablename__ = "store_settings"
+    name: str = Field(primary_key=True)
+    value: str
+    base_from_snapshot: str
+    base_from_store: str
+
+
 #: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
 #: pairs, the key naming a folder of :class:`alias.config.Paths` (``params.yaml``
 #: ``paths:``). A file may lack a column that is nullable in the table: it is loaded as
@@ -552,4 +566,6 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "training_log": (TrainingStep, (("exposure", "training_log.parquet"),)),
     "exposure_adapters": (ExposureAdapter, (("exposure", "adapters.parquet"),)),
     "external_verdicts": (ExternalVerdict, (("samples", "*/external_verdicts.parquet"),)),
+    # the rows of the load stage's own settings (alias.store.settings)
+    "store_settings": (StoreSetting, ()),
 }
