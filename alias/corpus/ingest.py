@@ -588,11 +588,11 @@ def ingest(
     cand_rows = [_candidate_row(cm, model, corpus, max_expected_runtime_s)
                  for cm in corpus.modules.values() for model in cm.models]
     choose_tasks(cand_rows)
-    task_rows, module_rows = [], []
+    task_list, module_rows = [], []
     for r in cand_rows:
         if r["status"] == "task":
             task, mods = task_rows(r, corpus, desc)
-            task_rows.append(task)
+            task_list.append(task)
             module_rows += mods
             if progress:
                 progress()
@@ -601,12 +601,12 @@ def ingest(
         r.pop("_closure", None)
     for name in corpus.without_manifest:
         print(f"warning: {name}: no manifest.json; its modules are not candidates", file=sys.stderr)
-    if desc and not any(r["description_source"].startswith("tlabench") for r in task_rows):
+    if desc and not any(r["description_source"].startswith("tlabench") for r in task_list):
         print("warning: the description file matched no task; every description comes from module comments",
               file=sys.stderr)
     return {
         "candidates": pd.DataFrame(cand_rows).sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
-        "tasks": pd.DataFrame(task_rows).sort_values("task_id").reset_index(drop=True) if task_rows else pd.DataFrame(task_rows),
+        "tasks": pd.DataFrame(task_list).sort_values("task_id").reset_index(drop=True) if task_list else pd.DataFrame(task_list),
         "modules": pd.DataFrame(module_rows),
         "module_roles": pd.DataFrame(roles).sort_values("path").reset_index(drop=True),
     }
