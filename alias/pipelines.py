@@ -69,9 +69,6 @@ def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]
     root = yaml.safe_load((repo / "dvc.yaml").read_text())
     profile = yaml.safe_load((repo / "pipelines" / name / "params.yaml").read_text())
     base = yaml.safe_load((repo / "params.yaml").read_text())
-    unknown = [k for k in keep if k not in root["stages"]]
-    if unknown:
-        raise AliasError(f"no stage {unknown[0]!r} in {repo / 'dvc.yaml'} (have: {', '.join(root['stages'])})")
     have = {PRODUCES[k] for k in keep if k in PRODUCES} | {"sql", "store", "reports"}
     stages = {}
     for st in keep:
@@ -125,7 +122,8 @@ def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: t
     """Write ``<repo>/pipelines/<name>/`` (``params.yaml``, ``dvc.yaml``) for the folder of
     specifications ``corpus``; returns the folder. Raises :class:`AliasError` for a name
     that is not a plain folder name, a folder that exists (unless ``force``), a missing
-    corpus, library or description file, or a repository without ``dvc.yaml``."""
+    corpus, library or description file, a stage not in the repository's ``dvc.yaml``, or
+    a repository without ``dvc.yaml``."""
     repo = Path(repo).resolve()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise AliasError(f"pipeline name {name!r}: letters, digits, '_', '.' and '-' only")
@@ -135,6 +133,10 @@ def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: t
                     *([("descriptions", descriptions)] if descriptions else [])]:
         if not Path(p).exists():
             raise AliasError(f"{what} not found: {Path(p).resolve()}")
+    known = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    unknown = [k for k in stages if k not in known]
+    if unknown:
+        raise AliasError(f"no stage {unknown[0]!r} in {repo / 'dvc.yaml'} (have: {', '.join(known)})")
     folder = repo / "pipelines" / name
     if folder.exists() and not force:
         raise AliasError(f"{folder} exists (pass --force to write it again)")
