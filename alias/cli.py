@@ -25,6 +25,7 @@ from rich.table import Table
 from alias.api import grade_output, locate_store, settings_for
 from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
+from alias.grade.registry import grade_names
 from alias.grade.run import GRADES
 from alias.pipelines import DEFAULT_STAGES, init_pipeline
 from alias.stages.registry import NAMES, StageInfo, describe
@@ -212,28 +213,39 @@ def _cell(v: Any) -> str:
     return "" if v is None or pd.isna(v) else str(v)
 
 
+def _grade_list(_ctx, _param, value: str) -> list[str]:
+    """``--grades`` as a list of registered grade names (a usage error names the known ones)."""
+    wanted = [g.strip() for g in value.split(",") if g.strip()]
+    unknown = [g for g in wanted if g not in grade_names()]
+    if unknown or not wanted:
+        raise click.BadParameter(f"{', '.join(unknown) or 'none given'}: the registered grades are "
+                                 f"{', '.join(grade_names())}")
+    return wanted
+
+
 @main.command("grade-file")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--task", "task_id", required=True, help="The task_id to grade against (see v_test_set).")
 @click.option("--condition", type=click.Choice(CONDITIONS), default="original", show_default=True)
-@click.option("--grades", default=",".join(GRADES), show_default=True, help="Comma-separated grades.")
+@click.option("--grades", default=",".join(GRADES), show_default=True, callback=_grade_list,
+              help=f"Comma-separated registered grades ({', '.join(grade_names())}).")
 @click.option("--store", default=None, help="DuckDB store or data folder (default: paths.store of --params); "
               "graded with the settings it was built with unless --params is given.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 @click.option("--params", "params_file", default=(), multiple=True, type=click.Path(dir_okay=False),
               help=_PARAMS_HELP + " Default: the settings the store was built with, else params.yaml.")
-def grade_file(file: str, task_id: str, condition: str, grades: str, store: str | None, as_json: bool,
+def grade_file(file: str, task_id: str, condition: str, grades: list[str], store: str | None, as_json: bool,
                params_file: tuple[str, ...]) -> None:
     """Grade one model output FILE (raw text: fences, prose and Unicode are handled) by
-    parse, name and behavior against a task of the built test set."""
+    registered grades (parse, name, behavior, tlabench, ...) against a task of the built
+    test set."""
     text = Path(file).read_text(encoding="utf-8", errors="replace")
-    wanted = [g.strip() for g in grades.split(",") if g.strip()]
     if store is None:
         config = _config(params_file or ("params.yaml",))
         store = _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
     else:
         config = _config(params_file) if params_file else _guard(lambda: settings_for(store)) or _config(("params.yaml",))
-    verdicts = _guard(lambda: grade_output(text, task_id, condition, store, wanted, config=config))
+    verdicts = _guard(lambda: grade_output(text, task_id, condition, store, grades, config=config))
     if as_json:
         click.echo(json.dumps(verdicts, indent=2, default=str))
         return

@@ -50,6 +50,7 @@ from alias.config import load_config  # noqa: E402
 from alias.corpus.tlabench import staging_pool  # noqa: E402
 from alias.generate.tlabench import generation_records  # noqa: E402
 from alias.grade.cache import ToolRunner  # noqa: E402
+from alias.grade.registry import TlabenchGrade  # noqa: E402
 from alias.grade.run import grade_samples  # noqa: E402
 from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
 from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
@@ -129,8 +130,8 @@ def run_alias(samples: list[dict], tools: ToolConfig, compat: CompatGrader, cach
     """Grade with the ``tlabench`` grade; ``{(task, model): verdict}``, wall seconds and
     the tool runs made (not answered from the cache)."""
     t0 = time.perf_counter()
-    v = grade_samples(samples, {}, ToolRunner(tools, cache), out, grades=("tlabench",), compat=compat,
-                      executor=executor)
+    v = grade_samples(samples, {}, ToolRunner(tools, cache), out, executor=executor,
+                      grades=(TlabenchGrade(compat, compat.sany_timeout_s, compat.tlc_timeout_s),))
     wall = time.perf_counter() - t0
     verdicts = {}
     for r in v.itertuples():

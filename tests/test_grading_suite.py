@@ -872,8 +872,8 @@ def test_weakened_name_grade_ignoring_tlc_is_detected(graded, runner, monkeypatc
             for cid in NAME_PROBE}
     assert sorted(c for c in NAME_PROBE if weak[c] != real[c]) == [
         "1a_hidden_invariant", "2b_invariant_violated", "4_missing_action"]
-    # the same weakening through grade_sample (run.py holds its own reference to grade_name)
-    monkeypatch.setattr("alias.grade.run.grade_name", weak_grade)
+    # the same weakening through grade_sample (the registry's grades hold their own reference to grade_name)
+    monkeypatch.setattr("alias.grade.registry.grade_name", weak_grade)
     sample = {"task_id": "Lamp", "condition": "original", "model": "suite", "sample_idx": 0,
               "text": MISSING_ACTION}
     rows = {r["grade"]: r for r in grade_sample(sample, REFS["Lamp"], runner)}
