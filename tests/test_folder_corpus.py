@@ -68,3 +68,15 @@ def test_init_pipeline_writes_only_what_differs(tmp_path):
     with pytest.raises(AliasError, match="no stage 'nope'"):
         init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("nope",))
     assert not (repo / "pipelines" / "other").exists()
+
+
+def test_check_params_and_load_declare_every_section():
+    """check_params must rerun (and stop a bad value) whatever setting changes, and the
+    store records every setting: both declare every section but ``executor``."""
+    from alias.config import Config
+    from dataclasses import fields
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    sections = {f.name for f in fields(Config)} - {"executor"}
+    for name in ("check_params", "load"):
+        assert set(stages[name]["params"]) == sections, name
