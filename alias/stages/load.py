@@ -17,7 +17,10 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     """Load every stage table into ``paths.store`` and create the views; the
     ``exposure_arms`` table also gets the rows of ``report.exposure``. The snapshot
     (``paths.snapshot``: every table as Parquet plus the views, byte-stable) is the DVC
-    output; the DuckDB file is rebuilt from it where missing. Returns rows per table."""
+    output; the DuckDB file is rebuilt from it where missing. Only the sample folders of the
+    model entries of ``generate`` are read (a folder an entry removed from ``params.yaml``
+    left behind is not). Returns rows per table."""
     folders = {f.name: getattr(paths, f.name) for f in dataclasses.fields(paths)}
-    build_store(paths.store, folders, paths.sql, tables={"exposure_arms": exposure_arm_rows(config.report.exposure)})
+    build_store(paths.store, folders, paths.sql, tables={"exposure_arms": exposure_arm_rows(config.report.exposure)},
+                only={"samples": list(config.generate.models)})
     return export_store(paths.store, paths.snapshot, paths.sql)
