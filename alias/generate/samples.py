@@ -21,6 +21,7 @@ import pandas as pd
 
 from alias.config import ModelEntry
 from alias.corpus.testset import TestSet, has_description
+from alias.generate.inspect_logs import inspect_records
 from alias.generate.prompts import PROMPT_VERSION, build_prompt
 from alias.generate.registry import PROMPT_KIND, Completion, Options, get_backend
 from alias.generate.replay import format_errors, replay
@@ -31,7 +32,8 @@ from alias.store.models import Sample
 from alias.tla.extract import extract_module
 
 __all__ = ["TOKEN_LIMIT_REASONS", "SAMPLE_KEY", "build_requests", "condition_prompts", "describe_text",
-           "samples_frame", "completion_rows", "sample_completions", "replay_rows", "tlabench_rows", "entry_model",
+           "samples_frame", "completion_rows", "sample_completions", "replay_rows", "tlabench_rows", "inspect_rows",
+           "entry_model",
            "load_samples", "write_samples"]
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
@@ -223,6 +225,36 @@ def tlabench_rows(key: str, entry: ModelEntry, test_ids: set[str]) -> tuple[list
             "empty_files": sum(1 for r in records if not r["text"].strip()),
             "outside_test_set": outside, "lacking": lacking, "external_verdicts": len(verdicts)}
     return rows, info, verdicts
+
+
+def inspect_rows(key: str, entry: ModelEntry, task_ids: set[str], conditions: Sequence[str],
+                 errors_file: Path) -> tuple[list[dict], dict[str, Any]]:
+    """``samples`` rows of Inspect eval logs (``entry.path``: a log or a folder of logs;
+    ``models``: Inspect model names to keep, all when absent; :mod:`alias.generate.inspect_logs`):
+    one per sample of a test-set task (``task_ids``) and condition of ``conditions``, its model
+    :func:`entry_model` of the log's model. A rejected sample (errored, no task, a task or
+    condition outside the test set, a key seen in an earlier log) is written to
+    ``errors_file`` with its log and sample id; every good one is kept."""
+    rows, errors, seen = [], [], {}
+    for r in inspect_records(entry.path, entry.models or ()):
+        key4 = (r.task_id, r.condition, entry_model(key, r.model), r.sample_idx)
+        why = (r.error or (f"unknown_task: {r.task_id!r} is not a test-set task with a description"
+                           if r.task_id not in task_ids else None)
+               or (f"unknown_condition: {r.condition!r}" if r.condition not in conditions else None)
+               or (f"duplicate: the same sample is in {seen[key4]}" if key4 in seen else None))
+        if why:
+            errors.append(f"{r.log} sample {r.sample_id} epoch {r.sample_idx + 1}: {why}")
+            continue
+        seen[key4] = r.log
+        rows.append({"task_id": r.task_id, "condition": r.condition, "model": key4[2], "sample_idx": r.sample_idx,
+                     "text": r.text, "model_key": key, "backend": "replay", "extra": r.extra,
+                     "settings": {"path": Path(entry.path).as_posix(), "layout": "inspect"},
+                     "source": source_label(entry)})
+    errors_file.parent.mkdir(parents=True, exist_ok=True)
+    errors_file.write_text("".join(e + "\n" for e in errors), encoding="utf-8")
+    for line in errors[:50]:
+        print(f"replay {key}: {line}", file=sys.stderr)
+    return rows, {"layout": "inspect", "replay_errors": len(errors), "errors_file": errors_file.as_posix()}
 
 
 def load_samples(samples_dir: Path, keys: Iterable[str], extra: Sequence[Path] = ()) -> pd.DataFrame:

@@ -60,6 +60,8 @@ def settings(store: str = "", params: str = "params.yaml") -> Settings:
         raise AliasError(f"no settings file {', '.join(missing) or params!r}: pass -T params=PATH[,PATH]")
     config = load_config(list(files))
     where = Path(store) if store else (config.paths.store if config.paths.store.is_file() else config.paths.snapshot)
+    if (where / "ingest" / "tasks.parquet").is_file():  # a data folder of stage outputs
+        return Settings(where.resolve(), files)
     return Settings(locate_store(where).resolve(), files)
 
 
