@@ -113,6 +113,33 @@ def test_inspect_logs_replay_into_samples_graded_as_the_scorers_did(setup, tmp_p
                 score.metadata["distinct_states"]
             compared += 1
     assert compared == 4
+    _export(c, paths, tmp_path, log)
+
+
+def _export(c, paths, tmp_path, log):
+    """``alias-cir export`` of a store holding these samples and verdicts: the dataset loads
+    with the test set's rows per condition, the verdict log with the scorers' scores."""
+    import datasets
+    from click.testing import CliRunner
+
+    from alias.cli import main
+    from alias.store.db import build_store
+
+    folders = {k: getattr(paths, k) for k in ("ingest", "rename", "verify", "samples", "grades")}
+    folders |= {k: tmp_path / "none" for k in ("identifiers", "controls", "meaningful", "continuation", "exposure")}
+    build_store(tmp_path / "alias.duckdb", folders, REPO / "sql")
+    res = CliRunner().invoke(main, ["export", "--store", str(tmp_path / "alias.duckdb"), "--out", str(tmp_path / "x"),
+                                    "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 0, res.output
+    d = datasets.load_dataset(str(tmp_path / "x" / "dataset"))
+    assert {k: v.num_rows for k, v in d.items()} == {"original": 6, "random": 6}
+    card = (tmp_path / "x" / "dataset" / "README.md").read_text()
+    assert "MIT license" in card and "- original: 6" in card and "`hidden_names`" in card
+    (exported,) = sorted((tmp_path / "x" / "logs").glob("*.eval"))
+    got = read_eval_log(str(exported))
+    assert got.eval.model == "rt/mockllm/model" and len(got.samples) == 2
+    theirs = {(s.id, g): sc.value for s in log.samples for g, sc in s.scores.items()}
+    assert {(s.id, g): sc.value for s in got.samples for g, sc in s.scores.items()} == theirs
 
 
 def test_the_tiny_local_model_through_inspects_hugging_face_provider(setup, tmp_path, monkeypatch):
