@@ -2,7 +2,7 @@
 verdicts as Inspect eval logs (the ``inspect`` extra).
 
 ``<out>/dataset/``
-    One Parquet file per condition under ``data/`` (a split each: ``original``, ``random``,
+    One Parquet file per condition under ``data/`` (``<condition>-<digest>.parquet``, a split each: ``original``, ``random``,
     ``meaningful``), written with :mod:`datasets`, and ``README.md``, the dataset card:
     the licence of each corpus the rows come from, the fields, the rows per condition.
     ``datasets.load_dataset("<out>/dataset")`` loads it.
@@ -17,8 +17,9 @@ verdicts as Inspect eval logs (the ``inspect`` extra).
 
 from __future__ import annotations
 
-import json
+import hashlib
 import re
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -110,17 +111,19 @@ def dataset_rows(store: Path) -> dict[str, list[dict]]:
     return out
 
 
-def _card(rows: dict[str, list[dict]], config: Config, store: Path) -> str:
+def _card(rows: dict[str, list[dict]], config: Config, store: Path, n_tasks: int) -> str:
     corpora = [("corpus", config.corpus.path)] + ([("descriptions", config.corpus.descriptions)]
                                                  if str(config.corpus.descriptions or "") else [])
-    splits = "".join(f"  - split: {c}\n    path: data/{c}.parquet\n" for c in rows)
+    splits = "".join(f"  - split: {c}\n    path: data/{c}-*.parquet\n" for c in rows)
     return ("---\nlicense: other\npretty_name: ALIAS renamed TLA+ test set\nconfigs:\n- config_name: default\n"
             f"  data_files:\n{splits}---\n\n# ALIAS test set ({config.corpus.kind} corpus)\n\n"
             "The tasks of an ALIAS store (SANY and TLC confirmed every reference and its renamed copy), one split per "
             f"condition, exported by `alias-cir export` from `{store.name}`.\n\n## Licences\n\n"
             + "".join(f"- **{what}** (`{Path(str(p)).name}`): {licence_of(p)}\n" for what, p in corpora)
             + "\n## Fields\n\n" + "".join(f"- `{k}`: {v}\n" for k, v in FIELDS.items())
-            + "\n## Rows per condition\n\n" + "".join(f"- {c}: {len(r)}\n" for c, r in rows.items()))
+            + f"\n## Rows per condition\n\nThe store's test set has {n_tasks} tasks; a task without a description "
+            "cannot be posed and is left out; `meaningful` holds the tasks whose meaningful copy verified.\n\n"
+            + "".join(f"- {c}: {len(r)}\n" for c, r in rows.items()))
 
 
 def export_dataset(store: Path, out: Path, config: Config) -> dict[str, int]:
@@ -132,10 +135,16 @@ def export_dataset(store: Path, out: Path, config: Config) -> dict[str, int]:
                         | {"renamed_names": [{"original": Value("string"), "renamed": Value("string"),
                                               "kind": Value("string")}],
                            "hidden_names": Sequence(Value("string"))})
-    (out / "data").mkdir(parents=True, exist_ok=True)
+    if (out / "data").is_dir():
+        shutil.rmtree(out / "data")
+    (out / "data").mkdir(parents=True)
     for cond, rs in rows.items():
-        Dataset.from_list(rs, features=features).to_parquet(str(out / "data" / f"{cond}.parquet"))
-    (out / "README.md").write_text(_card(rows, config, store), encoding="utf-8")
+        tmp = out / "data" / f"{cond}.tmp"
+        Dataset.from_list(rs, features=features).to_parquet(str(tmp))
+        # the content's digest in the name: datasets caches a local folder by its file names
+        tmp.rename(out / "data" / f"{cond}-{hashlib.sha256(tmp.read_bytes()).hexdigest()[:12]}.parquet")
+    n_tasks = len(TestSet.from_store(store).task_ids())
+    (out / "README.md").write_text(_card(rows, config, store, n_tasks), encoding="utf-8")
     return {c: len(r) for c, r in rows.items()}
 
 
