@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 from inspect_ai.log import (EvalConfig, EvalDataset, EvalLog, EvalMetric, EvalResults, EvalSample, EvalScore, EvalSpec,
-                            write_eval_log)
+                            EvalStats, write_eval_log)
 from inspect_ai.model import ModelOutput
 from inspect_ai.scorer import CORRECT, INCORRECT, Score
 
@@ -170,7 +170,7 @@ def _log(model: str, cond: str, samples: list[EvalSample], created: str, store: 
     spec = EvalSpec(created=created, task=f"alias_cir/{'renamed' if cond == 'random' else cond}", model=model,
                     dataset=EvalDataset(name=f"alias_cir_{cond}", location=str(store), samples=len(samples)),
                     config=EvalConfig(), task_args={"condition": cond}, metadata={"exported_by": "alias-cir export"})
-    return EvalLog(eval=spec, status="success", samples=samples,
+    return EvalLog(eval=spec, status="success", samples=samples, stats=EvalStats(started_at=created, completed_at=created),
                    results=EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=metrics))
 
 
