@@ -189,6 +189,23 @@ class RenameConfig:
 
 
 @dataclass(frozen=True)
+class BehaviorConfig:
+    """The behavior grade's procedure (issue 33): ``mappings`` ``renaming`` (the paper's:
+    one-to-one maps of variables and constants, at most ``grade.max_maps``) or
+    ``refinement`` (that, then refinement mappings: each reference variable as an
+    expression over the output's, :mod:`alias.grade.refinement`); ``max_refinements``: the
+    most refinement mappings checked per output (a search cut there says so)."""
+
+    mappings: str
+    max_refinements: int
+
+    def check(self) -> None:
+        _require(self.mappings in ("renaming", "refinement"), "mappings",
+                 f"must be renaming or refinement, got {self.mappings!r}")
+        _require(self.max_refinements >= 1, "max_refinements", "must be >= 1")
+
+
+@dataclass(frozen=True)
 class GradeConfig:
     """Grading (Methods "Name-based grade", "Behavior-based grade"): the ``grades`` every
     generated sample gets (names of the grade registry :mod:`alias.grade.registry`:
@@ -198,6 +215,7 @@ class GradeConfig:
 
     grades: tuple[str, ...]
     max_maps: int
+    behavior: BehaviorConfig
     parallel: int
     timeout_s: float
     tlabench_sany_timeout_s: float

@@ -76,7 +76,7 @@ def test_a_toy_grade_runs_through_the_grade_stage_and_grade_file(toy, embedded_s
 
 def test_unknown_grades_name_the_registered_ones(toy):
     assert grade_names()[:4] == ("parse", "name", "behavior", "tlabench") and "mentions" in grade_names()
-    with pytest.raises(AliasError, match=r"no grade 'nope' \(registered: parse, name, behavior, tlabench, mentions"):
+    with pytest.raises(AliasError, match=r"no grade 'nope' \(registered: parse, name, behavior, tlabench, behavior_renaming, mentions"):
         make_grades(["mentions", "nope"])
     assert list(make_grades(["mentions", "parse"])) == ["parse", "mentions"]  # registry order
     res = CliRunner().invoke(main, ["grade-file", __file__, "--task", "T", "--grades", "name,nope"])

@@ -214,12 +214,25 @@ class NameGrade:
 
 
 @register_grade
+@dataclass
 class BehaviorGrade:
-    """``behavior``: forward and reverse refinement under variable/constant maps, by
-    :class:`~alias.grade.behavior.BehaviorGrader` (one per reference, shared through
-    ``work.graders``); a grader error is a verdict."""
+    """``behavior``: forward and reverse refinement, by
+    :class:`~alias.grade.behavior.BehaviorGrader` (one per reference and procedure, shared
+    through ``work.graders``); a grader error is a verdict. ``mappings``: the procedure
+    (``grade.behavior.mappings``: ``renaming``, the paper's one-to-one maps, or
+    ``refinement``, that and then refinement mappings); ``max_refinements``."""
 
-    name = "behavior"
+    name: ClassVar[str] = "behavior"
+    mappings: str = "refinement"
+    max_refinements: int = 1000
+
+    @classmethod
+    def from_config(cls, config: Config) -> "BehaviorGrade":
+        b = config.grade.behavior
+        return cls(b.mappings, b.max_refinements)
+
+    def signature(self) -> Any:
+        return [self.mappings, self.max_refinements]
 
     def grade(self, work: SampleWork) -> dict:
         common, module_text = work.prepared()
@@ -238,12 +251,12 @@ class BehaviorGrade:
                          "distinct_states": bv.distinct_states,
                          "error_text": None if bv.passed else bv.error_text} | _calls_fields(bv.calls)
 
-    @staticmethod
-    def _grader(work: SampleWork) -> BehaviorGrader:
-        key = (work.ref.task_id, work.ref.condition)
+    def _grader(self, work: SampleWork) -> BehaviorGrader:
+        key = (work.ref.task_id, work.ref.condition, self.mappings)
         grader = work.graders.get(key) if work.graders is not None else None
         if grader is None:
-            grader = BehaviorGrader(work.ref, work.runner, max_maps=work.max_maps)
+            grader = BehaviorGrader(work.ref, work.runner, max_maps=work.max_maps, mappings=self.mappings,
+                                    max_refinements=self.max_refinements)
             if work.graders is not None:
                 work.graders[key] = grader
         return grader
@@ -291,3 +304,18 @@ class TlabenchGrade:
         except Exception as e:  # one bad sample never stops the run
             return {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
         return row | _calls_fields(child.calls)
+
+
+@register_grade
+@dataclass
+class BehaviorRenamingGrade(BehaviorGrade):
+    """``behavior_renaming``: the behavior grade with the paper's procedure whatever
+    ``grade.behavior.mappings`` says (one-to-one maps of variables and constants), for
+    reports that show both procedures side by side (Table J.2, the TLA+-Bench tables)."""
+
+    name: ClassVar[str] = "behavior_renaming"
+    mappings: str = "renaming"
+
+    @classmethod
+    def from_config(cls, config: Config) -> "BehaviorRenamingGrade":
+        return cls("renaming", config.grade.behavior.max_refinements)
