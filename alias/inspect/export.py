@@ -111,10 +111,10 @@ def dataset_rows(store: Path) -> dict[str, list[dict]]:
     return out
 
 
-def _card(rows: dict[str, list[dict]], config: Config, store: Path, n_tasks: int) -> str:
+def _card(rows: dict[str, list[dict]], files: dict[str, str], config: Config, store: Path, n_tasks: int) -> str:
     corpora = [("corpus", config.corpus.path)] + ([("descriptions", config.corpus.descriptions)]
                                                  if str(config.corpus.descriptions or "") else [])
-    splits = "".join(f"  - split: {c}\n    path: data/{c}-*.parquet\n" for c in rows)
+    splits = "".join(f"  - split: {c}\n    path: {files[c]}\n" for c in rows)
     return ("---\nlicense: other\npretty_name: ALIAS renamed TLA+ test set\nconfigs:\n- config_name: default\n"
             f"  data_files:\n{splits}---\n\n# ALIAS test set ({config.corpus.kind} corpus)\n\n"
             "The tasks of an ALIAS store (SANY and TLC confirmed every reference and its renamed copy), one split per "
@@ -138,13 +138,15 @@ def export_dataset(store: Path, out: Path, config: Config) -> dict[str, int]:
     if (out / "data").is_dir():
         shutil.rmtree(out / "data")
     (out / "data").mkdir(parents=True)
+    files = {}
     for cond, rs in rows.items():
         tmp = out / "data" / f"{cond}.tmp"
         Dataset.from_list(rs, features=features).to_parquet(str(tmp))
-        # the content's digest in the name: datasets caches a local folder by its file names
-        tmp.rename(out / "data" / f"{cond}-{hashlib.sha256(tmp.read_bytes()).hexdigest()[:12]}.parquet")
+        # the content's digest in the name: datasets caches a local folder by the card's file names
+        files[cond] = f"data/{cond}-{hashlib.sha256(tmp.read_bytes()).hexdigest()[:12]}.parquet"
+        tmp.rename(out / files[cond])
     n_tasks = len(TestSet.from_store(store).task_ids())
-    (out / "README.md").write_text(_card(rows, config, store, n_tasks), encoding="utf-8")
+    (out / "README.md").write_text(_card(rows, files, config, store, n_tasks), encoding="utf-8")
     return {c: len(r) for c, r in rows.items()}
 
 
