@@ -28,7 +28,8 @@ from alias.store.db import StoreError, ensure_store
 from alias.store.settings import store_config
 from alias.tla.tools import ToolConfig
 
-__all__ = ["default_config", "grade_output", "load_test_set", "locate_store", "settings_for"]
+__all__ = ["default_config", "grade_output", "load_test_set", "locate_store", "readable_verdict",
+           "settings_for"]
 
 
 def locate_store(path: str | Path) -> Path:
@@ -82,7 +83,7 @@ def _tools(config: Config) -> ToolConfig:
     return grade_tool_config(config)
 
 
-def _readable(row: dict[str, Any]) -> dict[str, Any]:
+def readable_verdict(row: dict[str, Any]) -> dict[str, Any]:
     """A verdict row with its JSON columns decoded: ``mapping`` (dict), ``extraction``
     (dict) and ``cfg_changes`` (name) or ``attempts`` (behavior) from ``detail``."""
     out = {k: v for k, v in row.items() if k not in ("detail", "run_keys")}
@@ -136,5 +137,5 @@ def grade_output(text: str, task_id: str, condition: str = "original",
     sample = {"task_id": task_id, "condition": condition, "model": "grade-file", "sample_idx": 0, "text": text}
     rows = grade_sample(sample, ref, runner, max_maps=max_maps or config.grade.max_maps, grades=graders)
     order = {g: i for i, g in enumerate(grades)}
-    return [_readable(r) for r in sorted(rows, key=lambda r: order[r["grade"]])]
+    return [readable_verdict(r) for r in sorted(rows, key=lambda r: order[r["grade"]])]
 

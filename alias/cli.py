@@ -285,5 +285,27 @@ def init_pipeline_command(name: str, corpus: str, library: tuple[str, ...], desc
     click.echo(f"wrote {folder}/params.yaml and dvc.yaml; run: cd {Path(os.path.relpath(folder))} && dvc repro")
 
 
+@main.command("export")
+@click.option("--store", default=None, help="DuckDB store, snapshot or data folder (default: paths.store of --params).")
+@click.option("--out", default="export", show_default=True, type=click.Path(file_okay=False),
+              help="Folder to write: dataset/ (Hugging Face) and logs/ (Inspect).")
+@_PARAMS
+def export(store: str | None, out: str, params_file: tuple[str, ...]) -> None:
+    """Write the store's test set as a Hugging Face dataset (OUT/dataset: Parquet per condition
+    and a dataset card) and its verdicts as Inspect logs (OUT/logs: one per model and
+    condition; `inspect view --log-dir OUT/logs`). Needs the `inspect` extra."""
+    config = _config(params_file)
+    try:
+        from alias.inspect.export import export_dataset, export_logs
+    except ImportError as e:
+        raise click.ClickException(f"export needs the inspect extra (pip install -e '.[inspect]'): {e}") from e
+    where = Path(store) if store else _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
+    db = _guard(lambda: locate_store(where))
+    rows = _guard(lambda: export_dataset(db, Path(out) / "dataset", config))
+    logs = _guard(lambda: export_logs(db, Path(out) / "logs"))
+    click.echo(json.dumps({"dataset": str(Path(out) / "dataset"), "rows": rows,
+                           "logs": [str(p) for p in logs]}, indent=2))
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

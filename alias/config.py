@@ -43,6 +43,8 @@ BACKENDS = ("anthropic", "openai", "local", "replay", "lexicon")
 CORPUS_KINDS = ("examples", "tlabench", "folder")
 #: The renaming conditions (Methods): original names, CIR-random names, meaningful names.
 CONDITIONS = ("original", "random", "meaningful")
+#: Layouts a replay entry may read (see :data:`alias.generate.samples.REPLAY_LAYOUTS`).
+REPLAY_LAYOUTS = ("jsonl", "tlabench", "inspect")
 #: Settings each backend needs (a model entry without one is a ConfigError).
 _NEEDS = {"anthropic": ("model", "max_tokens", "enabled"), "openai": ("model", "max_tokens", "enabled"),
           "local": ("model_dir", "temperature", "top_p", "max_new_tokens", "batch_size", "seed"),
@@ -255,8 +257,9 @@ class ModelEntry:
     model. ``backend`` picks the registry entry (:data:`BACKENDS`); each backend needs the
     settings of ``_NEEDS`` (a provider model its ``enabled`` switch: nothing paid runs
     unless it is true); the others are optional (absent = not sent / not used).
-    ``layout`` (replay): ``jsonl`` (a samples file, the default) or ``tlabench`` (a
-    TLA+-Bench generations folder, with ``regime``). ``label``: where the outputs come
+    ``layout`` (replay, :data:`REPLAY_LAYOUTS`): ``jsonl`` (a samples file, the default),
+    ``tlabench`` (a TLA+-Bench generations folder, with ``regime``) or ``inspect`` (Inspect
+    eval logs: a ``.eval``/``.json`` file or a folder of them). ``label``: where the outputs come
     from, as the reports say it (absent: the backend's kind, e.g. "provider model")."""
 
     backend: str
@@ -293,7 +296,7 @@ class ModelEntry:
             v = getattr(self, name)
             _require(v is None or v >= 1, name, "must be >= 1")
         _require(self.prompt in (None, "frontier", "finetuned"), "prompt", "must be frontier or finetuned")
-        _require(self.layout in (None, "jsonl", "tlabench"), "layout", "must be jsonl or tlabench")
+        _require(self.layout in (None,) + REPLAY_LAYOUTS, "layout", f"must be one of {', '.join(REPLAY_LAYOUTS)}")
         _require(self.layout != "tlabench" or bool(self.regime), "regime", "is required for layout tlabench")
 
 

@@ -19,9 +19,11 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     ``exposure_arms`` table also gets the rows of ``report.exposure``, ``store_settings``
     the settings it is built with (every section: ``grade-file`` reads them). The snapshot
     (``paths.snapshot``: every table as Parquet plus the views, byte-stable) is the DVC
-    output; the DuckDB file is rebuilt from it where missing. Returns rows per table."""
+    output; the DuckDB file is rebuilt from it where missing. Only the sample folders of the
+    model entries of ``generate`` are read (a folder an entry removed from ``params.yaml``
+    left behind is not). Returns rows per table."""
     folders = {f.name: getattr(paths, f.name) for f in dataclasses.fields(paths)}
     rows = {"exposure_arms": exposure_arm_rows(config.report.exposure),
             "store_settings": settings_rows(config, paths.snapshot, paths.store)}
-    build_store(paths.store, folders, paths.sql, tables=rows)
+    build_store(paths.store, folders, paths.sql, tables=rows, only={"samples": list(config.generate.models)})
     return export_store(paths.store, paths.snapshot, paths.sql)

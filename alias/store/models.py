@@ -503,7 +503,8 @@ class ExternalVerdict(SQLModel, table=True):
     TLA+-Bench's ``outputs/verdicts/<regime>/<model>.jsonl``), written by the
     ``generate_replay`` stage beside the outputs it replays: ``sany_pass``, ``tlc_pass``
     (NULL where the benchmark ran no TLC), ``label``, ``evidence`` (cut to 300 characters
-    by the benchmark), ``gen_module`` (the module name the benchmark read)."""
+    by the benchmark), ``gen_module`` (the module name the benchmark read), ``sample_model``
+    (the ``model`` of the samples it judges: ``<replay key>/<model>``, one per regime)."""
 
     __tablename__ = "external_verdicts"
     source: str = Field(primary_key=True)
@@ -515,6 +516,7 @@ class ExternalVerdict(SQLModel, table=True):
     label: Optional[str] = None
     evidence: Optional[str] = None
     gen_module: Optional[str] = None
+    sample_model: Optional[str] = None
 
 
 class StoreSetting(SQLModel, table=True):
