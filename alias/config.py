@@ -98,6 +98,7 @@ class Paths:
     exposure_models: Path
     snapshot: Path
     sql: Path
+    adjudications: Path
     work: Path
 
     def under(self, root: str | Path) -> "Paths":

@@ -69,7 +69,7 @@ def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]
     root = yaml.safe_load((repo / "dvc.yaml").read_text())
     profile = yaml.safe_load((repo / "pipelines" / name / "params.yaml").read_text())
     base = yaml.safe_load((repo / "params.yaml").read_text())
-    have = {PRODUCES[k] for k in keep if k in PRODUCES} | {"sql", "store", "reports"}
+    have = {PRODUCES[k] for k in keep if k in PRODUCES} | {"sql", "store", "reports", "adjudications"}
     stages = {}
     for st in keep:
         s = root["stages"][st]

@@ -28,6 +28,7 @@ import pandas as pd
 
 from alias.report.tables import to_markdown
 from alias.stats import bootstrap_mean
+from alias.report.adjudication import write_tables as write_adjudication
 from alias.store.db import query
 
 __all__ = ["write_tlabench_reports", "disagreement_cause", "FILES"]
@@ -158,7 +159,10 @@ def write_tlabench_reports(db: str | Path, out: str | Path, *, n_resamples: int,
     for name, text in texts.items():
         (out / name).write_text(text)
         files[name] = str(out / name)
+    readings = write_adjudication(db, out)
+    files["table_tlabench_adjudication.md"] = str(out / "table_tlabench_adjudication.md")
     agg = query("SELECT * FROM v_tlabench_agreement ORDER BY model", db)
     metrics = {f"tlabench_{k}/{r.model}": int(getattr(r, k)) for r in agg.itertuples()
                for k in ("compared", "sany_agree", "tlc_agree")}
+    metrics |= {f"tlabench_readings/{k}": int(v) for k, v in readings.items()}
     return {"files": files, "metrics": metrics}

@@ -533,6 +533,24 @@ class StoreSetting(SQLModel, table=True):
     base_from_store: str
 
 
+class Adjudication(SQLModel, table=True):
+    """A person's reading of one output where the grades disagree (issue 33, the TLA+-Bench
+    adjudication; file ``paths.adjudications``, a CSV tracked by git): ``model`` the
+    samples' model (``<replay key>/<release model>``), ``task_id``; ``judgment``
+    ``real_difference`` (the behaviors differ: ``evidence`` gives TLC's counterexample or
+    the state-dump evidence), ``grader_limit`` (they match and the grade cannot show it:
+    ``category`` names the limit) or ``behavior_correct`` (the behavior grade is right where
+    the name grade is not); ``note``: one or two sentences a TLA+ engineer can check."""
+
+    __tablename__ = "adjudications"
+    model: str = Field(primary_key=True)
+    task_id: str = Field(primary_key=True)
+    judgment: str
+    category: Optional[str] = None
+    evidence: Optional[str] = None
+    note: Optional[str] = None
+
+
 #: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
 #: pairs, the key naming a folder of :class:`alias.config.Paths` (``params.yaml``
 #: ``paths:``). A file may lack a column that is nullable in the table: it is loaded as
@@ -570,4 +588,6 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "external_verdicts": (ExternalVerdict, (("samples", "*/external_verdicts.parquet"),)),
     # the rows of the load stage's own settings (alias.store.settings)
     "store_settings": (StoreSetting, ()),
+    # the rows of paths.adjudications (a CSV; the load stage passes them to build_store)
+    "adjudications": (Adjudication, ()),
 }
