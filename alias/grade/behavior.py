@@ -62,6 +62,7 @@ OUT_MODEL = "AliasOutModel"
 FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
 INIT_DUMP = "AliasInitDump"
+PROFILE_REF = "AliasProfileRef"
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _HEADER = re.compile(r"^(\s*-{4,}\s*MODULE\s+)([A-Za-z0-9_]+)(\s*-{4,})", re.M)
 
@@ -435,9 +436,14 @@ class BehaviorGrader:
         when TLC gives neither. Cached per grader."""
         if "side" not in self._shared:
             names = {v: v for v in self.r_vars}
-            text, flags = self._reference_graph_cfg()
-            g = self._dump(self.ref.files, self.ref.model_module, text, flags, "profile_reference",
-                           max_bytes=br.PROFILE_MAX_BYTES, timeout_s=br.PROFILE_TIMEOUT_S)
+            c = self._cfg_base()
+            c.check_deadlock, c.view = False, None
+            c.constraints = list(c.constraints) + ["AliasProfileCap"]
+            text, flags = self._write(c)
+            files = dict(self.ref.files)
+            files[f"{PROFILE_REF}.tla"] = _module(PROFILE_REF, "\n".join([f"EXTENDS {self.ref.model_module}"]
+                                                                          + br.PROFILE_CAP) + "\n")
+            g = self._dump(files, PROFILE_REF, text, flags, "profile_reference", profile=True)
             side = None if g is None else br.graph_side(g, names)
             if side is None:
                 init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
@@ -647,23 +653,19 @@ class BehaviorGrader:
         files[f"{INIT_DUMP}.tla"] = _module(INIT_DUMP, body)
         text, flags = self._write(c)
         if profile:
-            return self._dump(files, INIT_DUMP, text, flags, "profile_reference_initial",
-                              max_bytes=br.PROFILE_MAX_BYTES, timeout_s=br.PROFILE_TIMEOUT_S)
+            return self._dump(files, INIT_DUMP, text, flags, "profile_reference_initial", profile=True)
         return self._dump(files, INIT_DUMP, text, flags, "init_dump")
 
     def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str, *,
-              max_bytes: int | None = None, timeout_s: float | None = None):
+              profile: bool = False):
         """The state graph TLC dumps for this run (cached by run key), or None.
-        ``max_bytes``/``timeout_s``: the profile limits of the refinement search, smaller
-        than the grader's; with them the limits are part of the cache key and a run that
-        reaches the time limit is remembered too (a profile only prunes the search: the
-        search then falls back to initial states), where a grader's timeout never is."""
-        profile = max_bytes is not None or timeout_s is not None
-        cap = self.max_dot_bytes if max_bytes is None else max_bytes
-        config = self.runner.config if timeout_s is None else \
-            replace(self.runner.config, timeout_s=min(timeout_s, self.runner.config.timeout_s))
+        ``profile``: a dump that prunes the refinement search, within its limits in bytes
+        (part of the cache key) and states (:data:`alias.grade.behavior_refine.PROFILE_MAX_STATES`,
+        which the run's cfg enforces): one that reaches either is remembered as ``too_large``."""
+        cap = br.PROFILE_MAX_BYTES if profile else self.max_dot_bytes
+        config = self.runner.config
         key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags) + \
-            (f"-cap{cap}-limit{config.timeout_s:g}" if profile else "")
+            (f"-cap{cap}" if profile else "")
         hit = self.runner.load_extra(key)
         if hit is not None:
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
@@ -676,11 +678,13 @@ class BehaviorGrader:
         ok = isinstance(g, self.sg.StateGraph)
         self.runner._record(Call("tlc", key, tlc.kind if tlc else "crash", False, tlc.wall_s if tlc else 0.0,
                                  purpose))
+        if ok and profile and len(g.nodes) >= br.PROFILE_MAX_STATES:
+            ok, g = False, self.sg.DumpFailure("too_large", "the profile's state limit", tlc)
         if ok:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
                                           "initial": g.initial})
             return g
-        if g.kind not in ("timeout", "crash") or (profile and g.kind == "timeout"):
+        if g.kind not in ("timeout", "crash"):
             self.runner.store_extra(key, {"kind": g.kind})
         return None
 

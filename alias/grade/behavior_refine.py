@@ -44,9 +44,17 @@ FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
 PROFILE = "AliasProfile"
 VAR_PREFIX = "AliasV_"
-#: Limits of the state dumps that prune the search: bytes of TLC's DOT file and seconds.
+#: Limits of the state dumps that prune the search: distinct states (TLC stops exploring
+#: there: a CONSTRAINT on ``TLCGet("distinct")``, deterministic with one TLC worker) and
+#: bytes of TLC's DOT file. A dump that reaches either counts as incomplete and the search
+#: falls back to initial states; limits in states, not seconds, so that the search, and the
+#: verdict, do not depend on the machine's speed.
+PROFILE_MAX_STATES = 50_000
 PROFILE_MAX_BYTES = 20_000_000
-PROFILE_TIMEOUT_S = 20.0
+#: Root definitions of the state limit (named instances of TLC and Naturals: no clash with
+#: a module's own definitions).
+PROFILE_CAP = ["AliasCapTLC == INSTANCE TLC", "AliasCapNat == INSTANCE Naturals",
+               f'AliasProfileCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {PROFILE_MAX_STATES})']
 
 
 def g_name(v: str) -> str:
@@ -298,10 +306,10 @@ class Refiner:
                 f"AliasPNext == AliasG!AliasOutNext /\\ UNCHANGED <<{', '.join(rv)}>>",
                 f"AliasPVars == <<{', '.join(gv + rv)}>>",
                 "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
-                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"]
+                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
         files, c = self._root(st, PROFILE, None, body)
         c.specification, c.init, c.next = "AliasPSpec", None, None
-        c.constraints, c.action_constraints, c.symmetry, c.view = [], [], None, None
+        c.constraints, c.action_constraints, c.symmetry, c.view = ["AliasProfileCap"], [], None, None
         c.check_deadlock = False
         back = {g_name(g): g for g in st.g_vars}
         full = self._side(files, PROFILE, c, back, "profile_output") if reachable else None
@@ -312,8 +320,7 @@ class Refiner:
 
     def _side(self, files, main, c, names: dict[str, str], purpose: str, reachable: bool = True) -> Side | None:
         text, flags = self.gr._write(c)
-        g = self.gr._dump(files, main, text, flags, purpose, max_bytes=PROFILE_MAX_BYTES,
-                          timeout_s=PROFILE_TIMEOUT_S)
+        g = self.gr._dump(files, main, text, flags, purpose, profile=True)
         return None if g is None else graph_side(g, names, reachable)
 
     # ------------------------------------------------------------------ the search
