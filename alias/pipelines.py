@@ -19,6 +19,7 @@ from pathlib import Path
 import yaml
 
 from alias.errors import AliasError
+from alias.report.adjudication import COLUMNS as ADJUDICATION_COLUMNS
 
 __all__ = ["PRODUCES", "DEFAULT_STAGES", "pipeline_yaml", "stages_of", "init_pipeline", "params_yaml"]
 
@@ -100,9 +101,10 @@ def _relative(path: str | Path, folder: Path) -> str:
 def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str, ...] = (),
                 descriptions: str | None = None, timeout_s: float | None = None) -> str:
     """The ``params.yaml`` of a new pipeline folder: ``paths`` (DVC reads ``${paths.X}`` from
-    this file; only ``sql`` differs), ``corpus`` and, when given, ``tla.timeout_s``."""
+    this file; ``sql`` and ``adjudications``, the folder's own readings, differ), ``corpus`` and, when given, ``tla.timeout_s``."""
     paths = dict(yaml.safe_load((repo / "params.yaml").read_text())["paths"])
     paths["sql"] = _relative(repo / paths["sql"], folder)
+    paths["adjudications"] = "adjudications.csv"
     data = {"paths": paths,
             "corpus": {"kind": "folder", "path": _relative(corpus, folder),
                        "descriptions": _relative(descriptions, folder) if descriptions else "",
@@ -119,7 +121,7 @@ def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str
 def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: tuple[str, ...] = (),
                   descriptions: str | None = None, timeout_s: float | None = None,
                   stages: tuple[str, ...] = DEFAULT_STAGES, force: bool = False) -> Path:
-    """Write ``<repo>/pipelines/<name>/`` (``params.yaml``, ``dvc.yaml``) for the folder of
+    """Write ``<repo>/pipelines/<name>/`` (``params.yaml``, ``dvc.yaml``, a header-only ``adjudications.csv``) for the folder of
     specifications ``corpus``; returns the folder. Raises :class:`AliasError` for a name
     that is not a plain folder name, a folder that exists (unless ``force``), a missing
     corpus, library or description file, a stage not in the repository's ``dvc.yaml``, or
@@ -143,4 +145,7 @@ def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: t
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "params.yaml").write_text(params_yaml(repo, folder, corpus, library, descriptions, timeout_s))
     (folder / "dvc.yaml").write_text(pipeline_yaml(repo, name, list(stages)))
+    readings = folder / "adjudications.csv"
+    if not readings.exists():
+        readings.write_text(",".join(ADJUDICATION_COLUMNS) + "\n")
     return folder

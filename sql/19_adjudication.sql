@@ -3,10 +3,10 @@
 -- the benchmark's own TLC check.
 -- Reads: v_tlabench_outputs (external_verdicts, samples, verdicts, test_set), adjudications.
 
--- v_tlabench_disagreements: one row per output of a task with a reference where the name
+-- v_tlabench_grade_disagreements: one row per output of a task with a reference where the name
 -- grade and the behavior grade disagree, or the benchmark's TLC check passes and the
 -- behavior grade fails; both behavior procedures' verdicts and the reading (NULL: not read).
-CREATE OR REPLACE VIEW v_tlabench_disagreements AS
+CREATE OR REPLACE VIEW v_tlabench_grade_disagreements AS
 SELECT o.model, o.regime, o.release_model, o.task_id,
        CASE WHEN o.name_passed AND NOT o.behavior_passed THEN 'name only'
             WHEN o.behavior_passed AND NOT o.name_passed THEN 'behavior only'

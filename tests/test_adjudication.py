@@ -55,7 +55,7 @@ def test_readings_join_the_disagreements_and_count_before_and_after(tmp_path):
     csv.write_text("model,task_id,judgment,category,evidence,note\n"
                    f"{M},t1,real_difference,initial_state,\"TLC: rdy = FALSE initially\",fixes a free flag\n")
     db = _store(tmp_path, adjudication_rows(csv))
-    d = query("SELECT task_id, disagreement, judgment FROM v_tlabench_disagreements ORDER BY task_id", db)
+    d = query("SELECT task_id, disagreement, judgment FROM v_tlabench_grade_disagreements ORDER BY task_id", db)
     assert d.values.tolist() == [["t1", "name only", "real_difference"]]
     ba = query("SELECT * FROM v_tlabench_behavior_before_after", db).iloc[0]
     assert (ba.their_tlc_passes, ba.fail_before, ba.no_comparison_before, ba.fail_after, ba.no_comparison_after,

@@ -85,7 +85,7 @@ def test_the_fixture_tasks_are_verified_and_every_output_is_graded(run):
     assert s["replay_cfgaware"]["samples"] == 5
     assert s["replay_cfgaware"]["lacking"] == {"claude-opus-4-5": ["1399"], "gemini-2-5-pro": []}
     v = pd.read_parquet(c.paths.grades / "verdicts.parquet")
-    assert len(v) == 10 * 4 and set(v.grade) == {"parse", "name", "behavior", "tlabench"}
+    assert len(v) == 10 * 5 and set(v.grade) == {"parse", "name", "behavior", "behavior_renaming", "tlabench"}
     assert sorted(set(v.model)) == [f"{k}/{m}" for k in ("tlabench", "tlabench_cfgaware")
                                     for m in ("claude-opus-4-5", "gemini-2-5-pro")]
     ext = pd.read_parquet(c.paths.samples / "tlabench/external_verdicts.parquet")

@@ -5,7 +5,7 @@ pipeline's ``pipelines/tlabench/adjudications.csv``), one row per output: ``mode
 samples' model, ``<replay key>/<release model>``), ``task_id``, ``judgment``
 (:data:`JUDGMENTS`), ``category``, ``evidence``, ``note``. The ``load`` stage reads them
 into the ``adjudications`` table; ``sql/19_adjudication.sql`` joins them with the verdicts
-(``v_tlabench_disagreements``, ``v_tlabench_behavior_before_after``) and :func:`write_tables`
+(``v_tlabench_grade_disagreements``, ``v_tlabench_behavior_before_after``) and :func:`write_tables`
 writes ``reports/table_tlabench_adjudication.md`` and ``.csv``.
 """
 
@@ -53,7 +53,7 @@ def write_tables(db: str | Path, out: str | Path) -> dict:
     readings lack it). Returns the counts of the readings by judgment."""
     out = Path(out)
     before_after = query("SELECT * FROM v_tlabench_behavior_before_after", db)
-    rows = query("SELECT * FROM v_tlabench_disagreements", db)
+    rows = query("SELECT * FROM v_tlabench_grade_disagreements", db)
     if not len(rows) and not len(before_after):
         (out / "table_tlabench_adjudication.md").write_text(
             "# Real outputs adjudicated\n\nno data: no external verdicts in this store\n")
