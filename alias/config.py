@@ -159,7 +159,7 @@ class TlaConfig:
         _require(self.workers >= 1, "workers", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")
         _require(self.confine in ("auto", "on", "off"), "confine", f"must be auto, on or off, got {self.confine!r}")
-        _require(self.disk_mb >= 16, "disk_mb", "must be >= 16")
+        _require(self.disk_mb >= 8, "disk_mb", "must be >= 8")
         _require(self.max_processes >= 64, "max_processes", "must be >= 64 (a JVM runs dozens of threads)")
 
 

@@ -102,7 +102,8 @@ def test_the_run_key_names_the_overrides_jar(config, tmp_path):
     off = tlc_run_key(files, "GraphOracle", cfg, dataclasses.replace(config, overrides_jar=""))
     other = tmp_path / "other.jar"
     other.write_bytes(CM_JAR.read_bytes() + b"\0")   # another jar (a zip reads past trailing bytes)
-    assert len({on, off, tlc_run_key(files, "GraphOracle", cfg, dataclasses.replace(config, overrides_jar=str(other)))}) == 3
+    another = tlc_run_key(files, "GraphOracle", cfg, dataclasses.replace(config, overrides_jar=str(other)))
+    assert len({on, off, another}) == 3
     with pytest.raises(ToolError, match="overrides_jar does not exist"):
         run_tlc(files, "GraphOracle", cfg, dataclasses.replace(config, overrides_jar=str(tmp_path / "none.jar")))
 

@@ -12,7 +12,8 @@ bubblewrap (``bwrap``, Debian package ``bubblewrap``), which gives it:
   namespaces inside (``--disable-userns``: a nested one could mount a tmpfs of any size);
   killed with the process that started it (``--die-with-parent``).
 * **a file-system view** (:func:`view`) where the only writable place is its own
-  ``/tmp``: a new **tmpfs of ``tla.disk_mb`` MiB** (``--size``), which holds the run
+  ``/tmp`` (bwrap's root and ``/dev`` are remounted read-only):
+  a new **tmpfs of ``tla.disk_mb`` MiB** (``--size``), which holds the run
   folders, TLC's states (``-metadir``, the on-disk state queue and fingerprint set
   included), ``java.io.tmpdir`` and whatever a run writes; readable and nothing else: the
   system libraries (``/usr/lib``, ``/lib*``), the JDK of ``tla.java`` with the files its
@@ -156,10 +157,12 @@ def _env_args() -> list[str]:
 
 def bwrap_command(argv: list[str], java: str, readable, disk_mb: int, workdir: str) -> list[str]:
     """The full bwrap command line that runs ``argv`` (``argv[0]`` is replaced by the real
-    path ``java``) confined, in the new folder ``workdir`` of its tmpfs."""
+    path ``java``) confined, in the new folder ``workdir`` of its tmpfs. bwrap's own root
+    and ``/dev`` are tmpfs mounts of no set size: both are made read-only once the view is
+    built, so the run's ``/tmp`` is the only place it can write."""
     return [BWRAP, *_NAMESPACES, "--size", str(int(disk_mb) * 1024 * 1024), "--tmpfs", BOX_TMP,
-            *view(java, readable), "--dir", workdir, "--chdir", workdir, *_env_args(),
-            "--", java, *argv[1:]]
+            *view(java, readable), "--dir", workdir, "--remount-ro", "/dev", "--remount-ro", "/",
+            "--chdir", workdir, *_env_args(), "--", java, *argv[1:]]
 
 
 def die_with_parent() -> None:

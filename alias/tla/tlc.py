@@ -22,7 +22,7 @@ from .servers import tlc_in_server
 from .tlc_output import TlcOutcome, parse_tlc_output
 from .toolconfig import ToolConfig, ToolError
 
-__all__ = ["TlcResult", "DotDump", "run_tlc", "run_tlc_dump_dot", "error_lines", "DOT_CAP"]
+__all__ = ["TlcResult", "DotDump", "run_tlc", "run_tlc_dump_dot", "tlc_args", "error_lines", "DOT_CAP"]
 
 _TLC_FLAGS = {"-deadlock", "-terse", "-nowarning", "-cleanup", "-continue", "-dfid",
               "-depth", "-seed", "-simulate", "-fp", "-coverage", "-checkpoint"}
@@ -146,7 +146,7 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
     flags = _tlc_flags(extra_flags, dump_dot)
     version = version_or_unknown(config)
     key = run_key(tlc_kind(dump_dot), files, main, cfg_text, version, flags, config)
-    args_for = _tlc_args(main, flags, config, dump_dot)
+    args_for = tlc_args(main, flags, config, dump_dot)
     collect = (lambda folder: _read_dot(folder, max_dot_bytes)) if dump_dot else None
     run_files = {**files, CFG_NAME: cfg_text}
     found = tlc_in_server(run_files, args_for, config, collect)
@@ -168,7 +168,7 @@ def _run_tlc(files: dict[str, str], main: str, cfg_text: str, config: ToolConfig
     return DotDump(res, dot, dot_bytes)
 
 
-def _tlc_args(main: str, flags: tuple[str, ...], config: ToolConfig, dump_dot: bool):
+def tlc_args(main: str, flags: tuple[str, ...], config: ToolConfig, dump_dot: bool):
     """What follows ``tlc2.TLC`` for a run folder ``tmp``: ``-workers N -cleanup -nowarning
     [-noGenerateSpecTE] -fp 0 -seed S -metadir TMP/states -config alias-run.cfg [-dump dot
     TMP/alias-graph.dot] [flags] MAIN`` (``-fp``/``-seed`` unless ``flags`` has its own;
