@@ -51,12 +51,21 @@ def _warn_if_fallback(tc: ToolConfig) -> None:
 
 def _warn_if_unconfined(tc: ToolConfig) -> None:
     """One line on stderr per process when ``confine: auto`` finds that this machine cannot
-    confine the runs (they run as before, unconfined and without the overrides jar)."""
-    if not confined(tc) and tc.confine == "auto" and "unconfined" not in _WARNED:
+    confine the runs (they run as before, unconfined and without the overrides jar), or
+    when it confines them but cannot limit their processes (root without a pids cgroup)."""
+    is_confined = confined(tc)  # confine: on where the kernel refuses: the stage stops here, in one line
+    if "unconfined" in _WARNED:
+        return
+    detail = confinement(tc.java).detail
+    if not is_confined and tc.confine == "auto":
         _WARNED.add("unconfined")
-        print(f"alias: SANY/TLC runs are NOT confined ({confinement(tc.java).detail}): they run unconfined"
+        print(f"alias: SANY/TLC runs are NOT confined ({detail}): they run unconfined"
               + (" and without the Community Modules' Java overrides" if tc.overrides_jar else "")
               + " (README, Confinement; tla.confine: on stops instead)", file=sys.stderr)
+    elif is_confined and "NOT limited" in detail:
+        _WARNED.add("unconfined")
+        print(f"alias: SANY/TLC runs are confined, but their {detail.split('; ', 1)[1]} (README, Confinement)",
+              file=sys.stderr)
 
 
 def grade_tool_config(config: Config, *, check: bool = True) -> ToolConfig:

@@ -24,7 +24,9 @@ bubblewrap (``bwrap``, Debian package ``bubblewrap``), which gives it:
   program but the JDK's.
 * **limits** (``prlimit`` of the confined processes before they start): at most
   ``tla.max_processes`` processes and threads (``RLIMIT_NPROC``, counted in its own user
-  namespace), no file larger than the tmpfs (``RLIMIT_FSIZE``, which also bounds the output
+  namespace; the kernel exempts root's processes from it, so as root a ``pids`` cgroup of
+  its own with ``pids.max`` where one is writable, :func:`process_limit`), no file larger
+  than the tmpfs (``RLIMIT_FSIZE``, which also bounds the output
   a process run writes to this machine's disk), no core files; plus the time limit (its
   whole process group killed) and the JVM heap limit, as before.
 * **a clean environment** (``--clearenv``; the locale and time zone variables kept, so
@@ -63,7 +65,7 @@ from .folders import BoxFolder, PREFIX
 from .toolconfig import ToolConfig, ToolError
 
 __all__ = ["MODES", "BWRAP", "BOX_TMP", "Status", "status", "active", "key", "java_path", "view",
-           "Sandbox", "SandboxError", "die_with_parent"]
+           "Sandbox", "SandboxError", "die_with_parent", "process_limit", "pids_cgroup_root"]
 
 #: ``tla.confine``: ``auto`` (confine where the kernel allows, else say so and run
 #: unconfined), ``on`` (confine or stop), ``off`` (never).
@@ -203,8 +205,19 @@ def _probe(java: str) -> Status:
     if r.returncode != 0:
         why = (r.stderr or r.stdout).strip().splitlines()
         return Status(False, f"{BWRAP} refused ({why[0] if why else f'exit {r.returncode}'})")
-    version = subprocess.run([BWRAP, "--version"], capture_output=True, text=True).stdout.strip()
-    return Status(True, version or BWRAP)
+    version = subprocess.run([BWRAP, "--version"], capture_output=True, text=True).stdout.strip() or BWRAP
+    limit = process_limit()
+    return Status(True, f"{version}; processes limited by {limit}" if limit else
+                  f"{version}; processes NOT limited (root, whose processes RLIMIT_NPROC exempts, and no writable "
+                  "pids cgroup)")
+
+
+def process_limit() -> str | None:
+    """How a confinement's processes are limited here: ``RLIMIT_NPROC`` (not root), ``a pids
+    cgroup`` (root, whose processes the kernel exempts from that rlimit), or ``None``."""
+    if os.geteuid() != 0:
+        return "RLIMIT_NPROC"
+    return "a pids cgroup" if pids_cgroup_root() is not None else None
 
 
 def active(config: ToolConfig) -> bool:
@@ -248,6 +261,7 @@ class Sandbox:
         info_r, info_w = os.pipe()
         cmd[cmd.index("--"):cmd.index("--")] = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
         self.root_fd = self._pidfd = -1
+        self._group: Path | None = None
         try:
             self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
                                          pass_fds=(info_w, block_r), preexec_fn=die_with_parent)
@@ -264,7 +278,7 @@ class Sandbox:
             fd = _wait_ready(self.proc, pid, workdir)
             self.folder = BoxFolder(fd, workdir)
             self.root_fd = os.open(f"/proc/{pid}/root{BOX_TMP}", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            _limit(pid, config)
+            self._group = _limit(pid, config)
         except Exception:
             self.close()
             raise
@@ -292,6 +306,9 @@ class Sandbox:
             select.select([self._pidfd], [], [], 30)  # readable once it (and so all it held) exited
             os.close(self._pidfd)
             self._pidfd = -1
+        if self._group is not None:
+            _remove_group(self._group)
+            self._group = None
         return code
 
     def close(self) -> None:
@@ -338,9 +355,79 @@ def _wait_ready(proc: subprocess.Popen, pid: int, workdir: str) -> int:
     raise SandboxError(f"{BWRAP} was not ready within {_READY_S:.0f} s")
 
 
-def _limit(pid: int, config: ToolConfig) -> None:
-    """The rlimits of the confined processes (inherited by all they start)."""
+def _remove_group(group: Path) -> None:
+    """Remove an emptied pids cgroup (its last tasks may take a moment to leave it)."""
+    for _ in range(100):
+        try:
+            group.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
+def _limit(pid: int, config: ToolConfig) -> Path | None:
+    """The rlimits of the confined processes (inherited by all they start); as root, whose
+    processes the kernel exempts from ``RLIMIT_NPROC`` (user namespace or not), also a pids
+    cgroup of its own (returned: remove it when they ended)."""
     disk = int(config.disk_mb) * 1024 * 1024
     resource.prlimit(pid, resource.RLIMIT_NPROC, (int(config.max_processes),) * 2)
     resource.prlimit(pid, resource.RLIMIT_FSIZE, (disk, disk))
     resource.prlimit(pid, resource.RLIMIT_CORE, (0, 0))
+    root = pids_cgroup_root() if os.geteuid() == 0 else None
+    if root is None:
+        return None
+    group = root / f"{PREFIX}{secrets.token_hex(8)}"
+    group.mkdir()
+    (group / "pids.max").write_text(f"{int(config.max_processes)}\n")
+    (group / "cgroup.procs").write_text(f"{pid}\n")
+    return group
+
+
+_PIDS_ROOT: list[Path | None] = []
+
+
+def pids_cgroup_root() -> Path | None:
+    """This process's folder in a writable cgroup hierarchy with the ``pids`` controller
+    (cgroup v1 ``pids``, or cgroup v2 where this cgroup's ``subtree_control`` has it), in
+    which a confinement gets a child cgroup with ``pids.max``; ``None`` where there is none.
+    Empty ``alias-tla-*`` children left by killed processes are removed on first use."""
+    if not _PIDS_ROOT:
+        _PIDS_ROOT.append(_find_pids_root())
+        for stale in _PIDS_ROOT[0].glob(f"{PREFIX}*") if _PIDS_ROOT[0] else ():
+            try:
+                stale.rmdir()  # refused while a process is in it
+            except OSError:
+                pass
+    return _PIDS_ROOT[0]
+
+
+def _find_pids_root() -> Path | None:
+    try:
+        lines = [line.split(":", 2) for line in Path("/proc/self/cgroup").read_text().splitlines()]
+        mounts = [line.split() for line in Path("/proc/self/mountinfo").read_text().splitlines()]
+    except OSError:
+        return None
+    v1 = {c: path for _id, ctrls, path in lines for c in ctrls.split(",") if c}
+    v2 = next((path for _id, ctrls, path in lines if ctrls == ""), None)
+    for m in mounts:
+        fstype, point, opts = m[m.index("-") + 1], m[4], m[-1].split(",")
+        if fstype == "cgroup" and "pids" in opts and "pids" in v1:
+            folder = Path(point) / v1["pids"].lstrip("/")
+        elif fstype == "cgroup2" and v2 is not None:
+            folder = Path(point) / v2.lstrip("/")
+            if "pids" not in _read(folder / "cgroup.subtree_control").split():
+                continue
+        else:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+def _read(p: Path) -> str:
+    try:
+        return p.read_text()
+    except OSError:
+        return ""
