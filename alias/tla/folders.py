@@ -83,6 +83,11 @@ class Folder:
         finally:
             os.close(fd)
 
+    def read_bytes(self, name: str) -> bytes:
+        """The file ``name``'s bytes."""
+        with open(self._open(name, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+            return f.read()
+
     def read_text(self, name: str) -> str:
         """The file ``name`` as text (UTF-8, bad bytes replaced)."""
         with open(self._open(name, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:

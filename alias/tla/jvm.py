@@ -14,8 +14,9 @@ from pathlib import Path
 
 from alias.config import valid_property
 
+from . import confine
 from .runner import execute
-from .toolconfig import ToolConfig, ToolError, jar_key
+from .toolconfig import ToolConfig, ToolError, jar_key, write_atomic
 
 __all__ = ["jvm_args", "check_java", "java_line", "cds_archive", "readable", "PROBE_TLA", "CFG_NAME"]
 
@@ -30,6 +31,7 @@ Next == FALSE /\\ x' = x
 #: The cfg file of a TLC run (a hyphen: can never collide with a validated name).
 CFG_NAME = "alias-run.cfg"
 _CDS_FAILED: set[str] = set()
+_ARCHIVE = "alias-classes.jsa"  # a hyphen: never a validated file name
 _JAVA_LINES: dict[str, str] = {}
 
 
@@ -92,27 +94,33 @@ def readable(config: ToolConfig, *extra) -> tuple[str, ...]:
 def cds_archive(config: ToolConfig) -> Path | None:
     """The class-data-sharing archive of ``config.jar`` for ``config.java`` under
     ``config.jvm_cache`` (built on first use by one TLC run of a small spec with
-    ``-XX:ArchiveClassesAtExit``; written atomically, so concurrent builders do not
-    clash); ``None`` without ``cds`` or a ``jvm_cache``, or when the archive cannot be
-    built (the runs then start without it)."""
+    ``-XX:ArchiveClassesAtExit``, confined like any run where runs are, so a killed build
+    leaves nothing; written atomically, so concurrent builders do not clash); ``None``
+    without ``cds`` or a ``jvm_cache``, or when the archive cannot be built (the runs then
+    start without it)."""
     if not (config.cds and config.jvm_cache):
         return None
     name = hashlib.sha256(json.dumps([jar_key(config), config.java, java_line(config)]).encode()).hexdigest()[:20]
     path = Path(config.jvm_cache) / f"tla2tools-{name}.jsa"
     if path.exists() or name in _CDS_FAILED:
         return path if path.exists() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    base = dataclasses.replace(config, cds=False)
+    base = dataclasses.replace(config, cds=False, disk_mb=max(int(config.disk_mb), 1024))
 
-    def command(tmp: str) -> list[str]:  # our own probe module: run as a plain process
+    def command(tmp: str) -> list[str]:  # our own probe module, confined like any run
         argv = jvm_args(base, tmp)
-        return argv[:1] + [f"-XX:ArchiveClassesAtExit={part}"] + argv[1:] + [
+        return argv[:1] + [f"-XX:ArchiveClassesAtExit={tmp}/{_ARCHIVE}"] + argv[1:] + [
             "tlc2.TLC", "-workers", "1", "-cleanup", "-metadir", f"{tmp}/states", "-config", CFG_NAME, "Probe"]
 
-    r, _ = execute(command, {"Probe.tla": PROBE_TLA, CFG_NAME: "INIT Init\nNEXT Next\n"}, 120)
-    if r.exit_code is None or not part.exists():
+    boxed = confine.active(config)
+    r, data = execute(command, {"Probe.tla": PROBE_TLA, CFG_NAME: "INIT Init\nNEXT Next\n"}, 120,
+                      confine_as=base if boxed else None, readable=(str(config.jar),) if boxed else (),
+                      collect=lambda folder: folder.read_bytes(_ARCHIVE) if folder.size(_ARCHIVE) else None)
+    if r.exit_code is None or not data:
         _CDS_FAILED.add(name)
         return None
-    os.replace(part, path)
+    try:
+        write_atomic(path, data)
+    except OSError:
+        _CDS_FAILED.add(name)
+        return None
     return path
