@@ -1,5 +1,6 @@
 """The ``alias-cir`` command line: one command per DVC stage (built from
-the stage registry, :mod:`alias.stages.registry`), plus ``query`` and ``grade-file``.
+the stage registry, :mod:`alias.stages.registry`), plus ``query``, ``grade-file`` and
+``check-confinement``.
 
 Every command reads the typed configuration once (``--params``, default ``params.yaml``).
 An error that bad input or setup causes (:class:`alias.errors.AliasError`, a missing
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -25,8 +27,10 @@ from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
 from alias.grade.run import GRADES
 from alias.stages.registry import NAMES, StageInfo, describe
+from alias.stages.common import tool_config
 from alias.stages.registry import load as load_stage
 from alias.store.db import ensure_store
+from alias.tla.hostile import check
 
 #: rows a table prints when --limit is not given
 _TABLE_ROWS = 200
@@ -236,6 +240,26 @@ def grade_file(file: str, task_id: str, condition: str, grades: str, store: str 
     for v in verdicts:
         table.add_row(*["" if v.get(k) is None else str(v.get(k)) for k in keys])
     _console().print(table)
+
+
+@main.command("check-confinement")
+@_PARAMS
+@click.option("--out", default=None, type=click.Path(dir_okay=False), help="Also write the report (Markdown) here.")
+@click.option("--demonstrate", is_flag=True,
+              help="Also run the outputs that would get out UNCONFINED, with the overrides loaded (they touch only a "
+                   "temporary bait folder and a loopback listener): what the confinement prevents.")
+def check_confinement(params_file: tuple[str, ...], out: str | None, demonstrate: bool) -> None:
+    """Say whether SANY/TLC runs are confined here and grade the hostile outputs of
+    alias/tla/hostile.py through TLC (about a minute): exit status 1 unless each is a failed
+    verdict, nothing gets out and the next output is graded normally."""
+    config = _config(params_file)
+    with tempfile.TemporaryDirectory(prefix="alias-check-") as root:
+        outcomes, text = _guard(lambda: check(tool_config(config), Path(root), demonstrate=demonstrate))
+    click.echo(text)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    if not all(o.contained and o.next_ok for o in outcomes if o.mode == "confined"):
+        raise click.ClickException("a hostile output was not contained (see the table)")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -149,3 +149,11 @@ def test_the_grade_stage_on_dask_workers_fails_every_case_and_passes_the_referen
     assert ref.passed.tolist() == [True, True, True], ref
     hostile = v[(v.sample_idx < len(CASES)) & v.grade.isin(["name", "behavior"])]
     assert len(hostile) == 2 * len(CASES) and not hostile.passed.any() and hostile.reason.notna().all()
+
+
+def test_check_confinement_without_the_community_modules_is_one_line(tmp_path):
+    from alias.cli import main
+
+    res = CliRunner().invoke(main, ["check-confinement", "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 1 and "check-confinement needs the Community Modules" in res.output
+    assert len(res.output.strip().splitlines()) == 1

@@ -30,15 +30,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import confine
 from .jvm import CFG_NAME, jvm_args
 from .overrides import usable_jar, with_overrides
 from .runner import execute
 from .tlc import run_tlc, tlc_args
 from .tlc_output import parse_tlc_output
-from .toolconfig import ToolConfig
+from .toolconfig import ToolConfig, ToolError
 
-__all__ = ["Case", "CASES", "Bait", "Outcome", "output_text", "run_case", "run_suite", "report", "CLOCK_CFG",
-           "CLOCK_REFERENCE"]
+__all__ = ["Case", "CASES", "Bait", "Outcome", "output_text", "run_case", "run_suite", "report", "check",
+           "CLOCK_CFG", "CLOCK_REFERENCE"]
 
 #: the embedded Clock task's cfg (alias/corpus/embedded/specifications/Clock/Clock.cfg)
 CLOCK_CFG = "SPECIFICATION Spec\nINVARIANT TypeOK\nPROPERTIES MidnightRecurs NoonLeadsToOne\n"
@@ -275,3 +276,33 @@ def report(outcomes: list[Outcome], header: str = "") -> str:
         lines.append(f"| {o.case} | {tries.get(o.case, '')} | {o.mode} | {o.kind} | {reason} | {got} | "
                      f"{'graded normally' if o.next_ok else 'FAILED'} |")
     return "\n".join(lines) + "\n"
+
+
+#: the limits of :func:`check` (what is checked is that the outputs are contained, not how
+#: long they may run or how much they may write before they fail)
+CHECK_LIMITS = {"disk_mb": 16, "memory_mb": 256, "timeout_s": 60}
+
+
+def check(config: ToolConfig, root: Path, *, demonstrate: bool = False) -> tuple[list[Outcome], str]:
+    """``alias-cir check-confinement``: every case through TLC with ``config``'s jar, Java,
+    library folders and overrides jar (the limits of :data:`CHECK_LIMITS`, the time-limit
+    case 10 s, the TLC server), under ``root``; returns the outcomes and the Markdown report
+    (its header says whether runs are confined here and with what). Raises
+    :class:`~alias.tla.toolconfig.ToolError` when the Community Modules are missing
+    (``tla.overrides_jar``, ``IOUtils.tla`` in a library folder): without them no case
+    reaches the operators it abuses."""
+    if not config.overrides_jar or not any((Path(d) / "IOUtils.tla").is_file() for d in config.library):
+        raise ToolError("check-confinement needs the Community Modules: tla.overrides_jar (CommunityModules-deps.jar) "
+                        "and their modules in corpus.library (e.g. in pipelines/examples: --params ../../params.yaml "
+                        "--params params.yaml)")
+    cfg = dataclasses.replace(config, tlc_server=True, sany_server=True, **CHECK_LIMITS)
+    boxed = confine.active(cfg)
+    outcomes = run_suite(cfg, root, demonstrate=demonstrate and boxed, time_limit_s=10)
+    held = sum(o.contained and o.next_ok for o in outcomes if o.mode == "confined")
+    header = (f"# Hostile model outputs against the confinement\n\n"
+              f"Confinement: {'ON' if boxed else 'OFF'} ({confine.status(cfg.java).detail}); Community Modules "
+              f"overrides {'loaded' if boxed else 'NOT loaded (unconfined runs never load them)'}. Limits of this "
+              f"check: tmpfs {cfg.disk_mb} MiB, heap {cfg.memory_mb} MiB, {cfg.max_processes} processes, time "
+              f"{cfg.timeout_s:g} s (the time-limit case 10 s). Contained and followed by a normally graded output: "
+              f"{held} of {len(CASES)}. Written by `alias-cir check-confinement` (alias/tla/hostile.py).")
+    return outcomes, report(outcomes, header)
