@@ -264,6 +264,16 @@ def run_suite(config: ToolConfig, root: Path, cases: tuple[Case, ...] = CASES, *
     return out
 
 
+def _gist(reason: str) -> str:
+    """The line of TLC's error text that says what failed: the error an overridden operator
+    produced, else the first line."""
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    for i, ln in enumerate(lines[:-1]):
+        if ln.startswith("but it produced the following error"):
+            return lines[i + 1]
+    return lines[0] if lines else ""
+
+
 def report(outcomes: list[Outcome], header: str = "") -> str:
     """A Markdown table of ``outcomes``: per case and mode, the verdict, its reason's first
     line, what got out and whether the next output graded normally."""
@@ -271,7 +281,7 @@ def report(outcomes: list[Outcome], header: str = "") -> str:
              "|---|---|---|---|---|---|---|"]
     tries = {c.name: c.tries for c in CASES}
     for o in outcomes:
-        reason = next((ln.strip() for ln in o.reason.splitlines() if ln.strip()), "")[:110].replace("|", "\\|")
+        reason = "-" if o.kind == "success" else _gist(o.reason)[:110].replace("|", "\\|")
         got = "; ".join(o.evidence) or "nothing"
         lines.append(f"| {o.case} | {tries.get(o.case, '')} | {o.mode} | {o.kind} | {reason} | {got} | "
                      f"{'graded normally' if o.next_ok else 'FAILED'} |")
