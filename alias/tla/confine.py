@@ -20,15 +20,16 @@ bubblewrap (``bwrap``, Debian package ``bubblewrap``), which gives it:
   links point to (under ``/etc/java-*``), the time zone, and the files the run needs:
   ``tla2tools.jar``, the library folders, the class-data-sharing archive, the compiled
   tool servers and the Community Modules jar (:mod:`alias.tla.overrides`). No home, no
-  ``.alias``, no repository, no ``/etc/passwd``, no credentials; no shell or other
-  program but the JDK's.
+  ``.alias``, no repository, no ``/etc/passwd``, no credentials; no ``/bin`` or
+  ``/usr/bin`` (no shell: the programs a run can start are the JDK's and the few helpers
+  packages keep under ``/usr/lib``).
 * **limits** (``prlimit`` of the confined processes before they start): at most
   ``tla.max_processes`` processes and threads (``RLIMIT_NPROC``, counted in its own user
   namespace; the kernel exempts root's processes from it, so as root a ``pids`` cgroup of
   its own with ``pids.max`` where one is writable, :func:`process_limit`), no file larger
-  than the tmpfs (``RLIMIT_FSIZE``, which also bounds the output
-  a process run writes to this machine's disk), no core files; plus the time limit (its
-  whole process group killed) and the JVM heap limit, as before.
+  than the tmpfs (``RLIMIT_FSIZE``, which also bounds the output a process run writes to
+  this machine's disk), no core files; plus the time limit (its whole process tree killed)
+  and the JVM heap limit, as before.
 * **a clean environment** (``--clearenv``; the locale and time zone variables kept, so
   output bytes stay the same).
 

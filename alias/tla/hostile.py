@@ -212,13 +212,15 @@ Grader = Callable[[str], tuple[str, str]]
 
 def run_case(case: Case, bait: Bait, grade: Grader, reference: Grader, mode: str) -> Outcome:
     """Grade ``case``'s output with ``grade``, collect the evidence, then grade the Clock
-    reference with ``reference`` (it must pass)."""
+    reference with ``reference`` (it must pass). The reason names the bait's folder
+    ``<bait>``."""
     before = bait.snapshot()
     t0 = time.monotonic()
     kind, reason = grade(output_text(case, bait))
     wall = time.monotonic() - t0
     time.sleep(0.2)  # a connection in flight reaches the listener
     evidence = bait.evidence(before, reason)
+    reason = reason.replace(str(bait.outside.parent), "<bait>")
     next_kind, _ = reference(CLOCK_REFERENCE)
     return Outcome(case.name, mode, kind, reason, evidence, next_kind == "success", wall)
 
@@ -271,6 +273,8 @@ def _gist(reason: str) -> str:
     for i, ln in enumerate(lines[:-1]):
         if ln.startswith("but it produced the following error"):
             return lines[i + 1]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
     return lines[0] if lines else ""
 
 
