@@ -1,11 +1,13 @@
 """Grade one model output against a task of a built test set: the public grading API
 (``alias.grade_output``) behind ``alias-cir grade-file``.
 
-The output is graded as the ``grade`` stage grades samples (Methods "Name-based grade",
-"Behavior-based grade"; Appendix H for the cfg changes of the name grade): the module is
-extracted from the raw text, renamed to the task's system module of the condition, and
-checked by strict SANY (``parse``), by TLC with the task's cfg (``name``) and by forward
-and reverse refinement under variable/constant maps (``behavior``).
+The output is graded as the ``grade`` stage grades samples, by any grade of the registry
+:mod:`alias.grade.registry` (Methods "Name-based grade", "Behavior-based grade"; Appendix H
+for the cfg changes of the name grade): the module is extracted from the raw text, renamed
+to the task's system module of the condition, and checked by strict SANY (``parse``), by
+TLC with the task's cfg (``name``) and by forward and reverse refinement under
+variable/constant maps (``behavior``); ``tlabench`` runs TLA+-Bench's procedure on the raw
+text.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from alias.config import CONDITIONS, Config, load_config
 from alias.corpus.testset import TestSet
 from alias.errors import AliasError
 from alias.grade.cache import ToolRunner
+from alias.grade.registry import make_grades
 from alias.grade.run import GRADES, grade_sample
 from alias.stages.common import grade_tool_config
 from alias.store.db import StoreError, ensure_store
@@ -89,7 +92,9 @@ def grade_output(text: str, task_id: str, condition: str = "original",
     (``original`` | ``random`` | ``meaningful``).
 
     ``store_or_data_dir``: the built test set (a DuckDB store or a data folder, see
-    :func:`load_test_set`). ``grades``: a subset of ``parse``, ``name``, ``behavior``.
+    :func:`load_test_set`). ``grades``: names of registered grades
+    (:func:`alias.grade.registry.grade_names`: ``parse``, ``name``, ``behavior``,
+    ``tlabench``, ...), each configured from ``config``.
     ``config``: the settings (TLA+ tools, time limits, ``grade.max_maps``; default
     ``params.yaml`` of the working directory). ``cache_dir``: a tool-run cache folder
     (default none: every SANY/TLC run is fresh).
@@ -104,12 +109,10 @@ def grade_output(text: str, task_id: str, condition: str = "original",
     message lists what exists), a missing store, or a missing Java/jar.
     """
     grades = tuple(grades)
-    bad = [g for g in grades if g not in GRADES]
-    if bad or not grades:
-        raise AliasError(f"grades must be a non-empty subset of {', '.join(GRADES)}, got {list(grades)}")
     if condition not in CONDITIONS:
         raise AliasError(f"condition must be one of {', '.join(CONDITIONS)}, got {condition!r}")
     config = config if config is not None else default_config()
+    graders = make_grades(grades, config)
     refs = load_test_set(store_or_data_dir).references()
     ref = refs.get((task_id, condition))
     if ref is None:
@@ -118,7 +121,7 @@ def grade_output(text: str, task_id: str, condition: str = "original",
                          f"({len(known)} tasks have one, e.g. {', '.join(known[:5]) or 'none'})")
     runner = ToolRunner(_tools(config), Path(cache_dir) if cache_dir is not None else None)
     sample = {"task_id": task_id, "condition": condition, "model": "grade-file", "sample_idx": 0, "text": text}
-    rows = grade_sample(sample, ref, runner, max_maps=max_maps or config.grade.max_maps, grades=grades)
+    rows = grade_sample(sample, ref, runner, max_maps=max_maps or config.grade.max_maps, grades=graders)
     order = {g: i for i, g in enumerate(grades)}
     return [_readable(r) for r in sorted(rows, key=lambda r: order[r["grade"]])]
 

@@ -25,6 +25,7 @@ from rich.table import Table
 from alias.api import grade_output, locate_store
 from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
+from alias.grade.registry import grade_names
 from alias.grade.run import GRADES
 from alias.stages.registry import NAMES, StageInfo, describe
 from alias.stages.common import tool_config
@@ -212,23 +213,34 @@ def _cell(v: Any) -> str:
     return "" if v is None or pd.isna(v) else str(v)
 
 
+def _grade_list(_ctx, _param, value: str) -> list[str]:
+    """``--grades`` as a list of registered grade names (a usage error names the known ones)."""
+    wanted = [g.strip() for g in value.split(",") if g.strip()]
+    unknown = [g for g in wanted if g not in grade_names()]
+    if unknown or not wanted:
+        raise click.BadParameter(f"{', '.join(unknown) or 'none given'}: the registered grades are "
+                                 f"{', '.join(grade_names())}")
+    return wanted
+
+
 @main.command("grade-file")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--task", "task_id", required=True, help="The task_id to grade against (see v_test_set).")
 @click.option("--condition", type=click.Choice(CONDITIONS), default="original", show_default=True)
-@click.option("--grades", default=",".join(GRADES), show_default=True, help="Comma-separated grades.")
+@click.option("--grades", default=",".join(GRADES), show_default=True, callback=_grade_list,
+              help=f"Comma-separated registered grades ({', '.join(grade_names())}).")
 @click.option("--store", default=None, help="DuckDB store or data folder (default: paths.store of --params).")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
 @_PARAMS
-def grade_file(file: str, task_id: str, condition: str, grades: str, store: str | None, as_json: bool,
+def grade_file(file: str, task_id: str, condition: str, grades: list[str], store: str | None, as_json: bool,
                params_file: tuple[str, ...]) -> None:
     """Grade one model output FILE (raw text: fences, prose and Unicode are handled) by
-    parse, name and behavior against a task of the built test set."""
+    registered grades (parse, name, behavior, tlabench, ...) against a task of the built
+    test set."""
     config = _config(params_file)
     text = Path(file).read_text(encoding="utf-8", errors="replace")
-    wanted = [g.strip() for g in grades.split(",") if g.strip()]
     where = store or _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
-    verdicts = _guard(lambda: grade_output(text, task_id, condition, where, wanted, config=config))
+    verdicts = _guard(lambda: grade_output(text, task_id, condition, where, grades, config=config))
     if as_json:
         click.echo(json.dumps(verdicts, indent=2, default=str))
         return

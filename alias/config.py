@@ -196,21 +196,42 @@ class RenameConfig:
 
 
 @dataclass(frozen=True)
+class BehaviorConfig:
+    """The behavior grade's procedure (issue 33): ``mappings`` ``renaming`` (the paper's:
+    one-to-one maps of variables and constants, at most ``grade.max_maps``) or
+    ``refinement`` (that, then refinement mappings: each reference variable as an
+    expression over the output's, :mod:`alias.grade.refinement`); ``max_refinements``: the
+    most refinement mappings checked per output (a search cut there says so)."""
+
+    mappings: str
+    max_refinements: int
+
+    def check(self) -> None:
+        _require(self.mappings in ("renaming", "refinement"), "mappings",
+                 f"must be renaming or refinement, got {self.mappings!r}")
+        _require(self.max_refinements >= 1, "max_refinements", "must be >= 1")
+
+
+@dataclass(frozen=True)
 class GradeConfig:
     """Grading (Methods "Name-based grade", "Behavior-based grade"): the ``grades`` every
-    generated sample gets (``parse``, ``name``, ``behavior``; ``tlabench``, TLA+-Bench's own
-    procedure, on a ``tlabench`` corpus) and their limits."""
+    generated sample gets (names of the grade registry :mod:`alias.grade.registry`:
+    ``parse``, ``name``, ``behavior``, ``tlabench`` -- TLA+-Bench's own procedure -- and any
+    registered grade; a name the registry lacks stops the grade stage with the list) and
+    their limits."""
 
     grades: tuple[str, ...]
     max_maps: int
+    behavior: BehaviorConfig
     parallel: int
     timeout_s: float
     tlabench_sany_timeout_s: float
     tlabench_tlc_timeout_s: float
 
     def check(self) -> None:
-        _require(bool(self.grades) and set(self.grades) <= {"parse", "name", "behavior", "tlabench"}, "grades",
-                 f"must be a non-empty subset of [parse, name, behavior, tlabench], got {list(self.grades)}")
+        _require(bool(self.grades) and len(set(self.grades)) == len(self.grades)
+                 and all(isinstance(g, str) and g.isidentifier() for g in self.grades), "grades",
+                 f"must be a non-empty list of distinct grade names, got {list(self.grades)}")
         _require(self.max_maps >= 1, "max_maps", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
@@ -482,8 +503,6 @@ class Config:
     generate: GenerateConfig
 
     def check(self) -> None:
-        _require("tlabench" not in self.grade.grades or self.corpus.kind == "tlabench", "grade.grades",
-                 "the tlabench grade needs corpus.kind: tlabench (the release folder it stages)")
         for key in self.continuation.models:
             _require(key in self.generate.models, "continuation.models",
                      f"{key!r} is not a key of generate.local, generate.providers or generate.replay")

@@ -243,6 +243,14 @@ def test_grade_file_prints_the_verdicts_of_an_output(workdir, tmp_path):
     assert verdicts["name"]["distinct_states"] == 48 and verdicts["name"]["tlc_kind"] == "success"
     assert verdicts["behavior"]["mapping"]["variables"] == {"hr": "hr", "qtr": "qtr"}
     assert verdicts["name"]["cfg_changes"] == [] and verdicts["name"]["error_text"] is None
+    res = CliRunner().invoke(main, ["grade-file", str(good), "--task", "Clock.Clock.Clock", "--json", "--grades",
+                                    "parse,name,behavior,tlabench", "--store", str(wd / "data/alias.duckdb"),
+                                    "--params", str(REPO / "params.yaml")])
+    assert res.exit_code == 0, res.output
+    every = json.loads(res.output)
+    assert [v["grade"] for v in every] == ["parse", "name", "behavior", "tlabench"]
+    assert [v["passed"] for v in every] == [True] * 4  # TLA+-Bench's procedure: SANY ignores the prose
+    assert every[3]["distinct_states"] == 48 and every[3]["tlc_kind"] == "success"
     bad = tmp_path / "bad.tla"
     bad.write_text(ref.replace("THEN IF hr = 12 THEN 1 ELSE hr + 1", "THEN hr + 1"))  # TypeOK fails
     res = CliRunner().invoke(main, ["grade-file", str(bad), "--task", "Clock.Clock.Clock", "--json", "--grades",

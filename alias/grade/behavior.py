@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from alias.corpus.testset import Reference
+from alias.grade import behavior_refine as br
 from alias.grade import stategraph
 from alias.grade.cache import Call, ToolRunner
 from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
@@ -91,11 +92,17 @@ class BehaviorVerdict:
     """Result of :func:`grade_behavior`.
 
     ``passed``; ``reason`` (``None`` on a pass, else a code such as
-    ``variable_count_differs``, ``output_syntax_error``, ``no_spec_formula``, ``no_map_passes``); ``method``:
-    ``'refinement'`` (forward and reverse TLC checks), ``'label_map'`` (with a map of
-    control-label strings) or ``'data_graph'`` (projected state graphs, Appendix I);
+    ``variable_count_differs``, ``output_syntax_error``, ``no_spec_formula``, ``no_map_passes``,
+    ``no_refinement_mapping_fits``, ``forward_<TLC kind>``, ``reverse_<TLC kind>``); ``method``:
+    the paper's procedure's ``'renaming'`` (forward and reverse TLC checks under a
+    renaming), ``'label_map'`` (with a map of control-label strings) or ``'data_graph'``
+    (projected state graphs, Appendix I); the refinement procedure's
+    ``'refinement_mapping'`` (forward and reverse checks under a refinement mapping) or
+    ``'data_graph_mapping'`` (Appendix I's graphs under a mapping of the data variables);
     ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
-    map that passed (or of the last map tried); ``maps_tried``; ``forward``/``reverse``:
+    map that passed (or of the last map tried; a refinement mapping's ``variables`` gives
+    each R variable's expression over G's, ``leaves`` the pairs and ``auxiliary`` the G
+    variables it leaves out); ``maps_tried`` (both procedures' maps); ``forward``/``reverse``:
     TLC kinds of the last checks; ``distinct_states``: distinct states of the last forward
     check; ``error_text``: TLC's error message of the last failed check (``None`` on a
     pass); ``attempts``: one line per map tried; ``calls``.
@@ -239,6 +246,11 @@ def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 50
     return [{a: m[a] for a in src} for m in found]
 
 
+#: The two procedures of the behavior grade (``grade.behavior.mappings``): ``renaming``,
+#: the paper's one-to-one maps of variables and constants; ``refinement``, that procedure
+#: first and then refinement mappings (:mod:`alias.grade.behavior_refine`).
+PROCEDURES = ("renaming", "refinement")
+
 #: TLC results that can depend on the map; any other failure under the identity map
 #: (eval or config error, timeout, crash) ends the search: another map cannot fix it.
 _VIOLATIONS = {"invariant_violated", "property_violated", "deadlock", "assumption_violated"}
@@ -252,11 +264,18 @@ def _identity(vm: dict, cm: dict) -> bool:
 class BehaviorGrader:
     """Grades outputs against one reference; reuses the reference-side TLC runs."""
 
+    #: The module name an output's system module is staged under.
+    system_name = OUT
+
     def __init__(self, ref: Reference, runner: ToolRunner, *, max_maps: int = 60,
-                 max_dot_bytes: int = 200_000_000):
+                 max_dot_bytes: int = 200_000_000, mappings: str = "refinement", max_refinements: int = 1000):
+        if mappings not in PROCEDURES:
+            raise ValueError(f"mappings must be one of {', '.join(PROCEDURES)}, got {mappings!r}")
         self.ref = ref
         self.runner = runner
         self.max_maps = max_maps
+        self.mappings = mappings
+        self.max_refinements = max_refinements
         self.max_dot_bytes = max_dot_bytes
         self.cfg: Cfg = parse_cfg(ref.cfg_text)
         self.r_vars, self.r_consts = _declared(_extends_closure(ref.model_module, ref.files))
@@ -358,6 +377,75 @@ class BehaviorGrader:
             return None, "init_next", None
         return None, "no_spec_formula", None
 
+    def output_init_next(self, files: dict[str, str]) -> tuple[str, str] | None:
+        """Names of the staged output's initial predicate and next-state action, each
+        the cfg's INIT/NEXT name, else ``Init``/``Next``, else the parameterless
+        definition at the position of the reference's (a renamed copy keeps it); None
+        when either is missing."""
+        g_defs = definition_arities(files[f"{OUT}.tla"])
+        r_defs = definition_arities(self.ref.system_text)
+        names = []
+        for want, plain in ((self.cfg.init, "Init"), (self.cfg.next, "Next")):
+            hit = next((n for n in (want, plain) if n and g_defs.get(n) == 0), None)
+            if hit is None and want in r_defs and len(r_defs) == len(g_defs):
+                cand = list(g_defs)[list(r_defs).index(want)]
+                hit = cand if g_defs[cand] == 0 else None
+            if hit is None:
+                return None
+            names.append(hit)
+        return names[0], names[1]
+
+    def reference_definitions(self) -> set[str]:
+        """Names the reference's model sees (definitions of its EXTENDS and unnamed
+        INSTANCE closure among the task's files)."""
+        if "defs" not in self._shared:
+            self._shared["defs"] = {n for t in visible_closure(self.ref.model_module, self.ref.files)
+                                    for n in definition_arities(t)}
+        return self._shared["defs"]
+
+    @property
+    def restricted_exploration(self) -> bool:
+        """Whether the cfg keeps TLC from some reachable states or identifies states
+        (CONSTRAINT, ACTION_CONSTRAINT, SYMMETRY, VIEW): R's dump then shows a subset."""
+        c = self.cfg
+        return bool(c.constraints or c.action_constraints or c.symmetry or c.view)
+
+    @property
+    def constrained(self) -> bool:
+        """Whether the cfg bounds exploration with a CONSTRAINT or ACTION_CONSTRAINT."""
+        return bool(self.cfg.constraints or self.cfg.action_constraints)
+
+    def _reference_graph_cfg(self) -> tuple[str, tuple[str, ...]]:
+        c = self._cfg_base()
+        c.check_deadlock = False
+        c.view = None
+        return self._write(c)
+
+    def reference_graph(self):
+        """R's state graph (the cfg without invariants, properties, view; deadlock
+        allowed), or None; cached per grader."""
+        if "graph" not in self._shared:
+            text, flags = self._reference_graph_cfg()
+            self._shared["graph"] = self._dump(self.ref.files, self.ref.model_module, text, flags, "graph_reference")
+        return self._shared["graph"]
+
+    def reference_side(self):
+        """R's states for the refinement search (:class:`alias.grade.refinement.Side`):
+        every reachable state within the profile limits, else its initial states; None
+        when TLC gives neither. Cached per grader."""
+        if "side" not in self._shared:
+            names = {v: v for v in self.r_vars}
+            text, flags = self._reference_graph_cfg()
+            g = self._dump(self.ref.files, self.ref.model_module, text, flags, "profile_reference",
+                           max_bytes=br.PROFILE_MAX_BYTES, timeout_s=br.PROFILE_TIMEOUT_S)
+            side = None if g is None else br.graph_side(g, names)
+            if side is None:
+                init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
+                                        None if self.cfg.specification else self.cfg.init, profile=True)
+                side = None if init is None else br.graph_side(init, names, reachable=False)
+            self._shared["side"] = side
+        return self._shared["side"]
+
     def _positional_spec(self, g_texts: list[str], model: str):
         """``(model, name, shape)`` of the output definition at the position of the
         reference's specification formula (the cfg's SPECIFICATION, else ``Spec``) in the
@@ -411,20 +499,10 @@ class BehaviorGrader:
         The output side gets the cfg's definition overrides qualified with its module
         (``X <- [AliasOut] d``), as in :meth:`reverse`."""
         cfg = self.cfg
-        defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
+        defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"] + self.reference_checks()
         c = self._cfg_base()
-        if cfg.specification:
-            defs.append(f"AliasRefSpec == {cfg.specification}")
-        else:
-            vs = ", ".join(self.r_vars)
-            defs.append(f"AliasRefSpec == {cfg.init} /\\ [][{cfg.next}]_<<{vs}>>")
-        for i, n in enumerate(cfg.invariants):
-            defs.append(f"AliasRefInv{i} == {n}")
-            c.invariants.append(f"AliasRefInv{i}")
-        c.properties.append("AliasRefSpec")
-        for i, n in enumerate(cfg.properties):
-            defs.append(f"AliasRefProp{i} == {n}")
-            c.properties.append(f"AliasRefProp{i}")
+        c.invariants = [f"AliasRefInv{i}" for i in range(len(cfg.invariants))]
+        c.properties = ["AliasRefSpec"] + [f"AliasRefProp{i}" for i in range(len(cfg.properties))]
         if spec_name is not None:
             defs.append(f"AliasGSpec == AliasG!{spec_name}")
             c.specification, c.init, c.next = "AliasGSpec", None, None
@@ -437,6 +515,20 @@ class BehaviorGrader:
         files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
         text, flags = self._write(c)
         return self._tlc(files, FORWARD, text, flags, "forward")
+
+    def reference_checks(self) -> list[str]:
+        """Root definitions of what the forward check verifies, with R's definitions:
+        ``AliasRefSpec`` (the cfg's SPECIFICATION, or ``INIT /\\ [][NEXT]_vars``),
+        ``AliasRefInv<i>`` and ``AliasRefProp<i>`` (the cfg's invariants and properties)."""
+        cfg = self.cfg
+        if cfg.specification:
+            defs = [f"AliasRefSpec == {cfg.specification}"]
+        else:
+            vs = ", ".join(self.r_vars)
+            defs = [f"AliasRefSpec == {cfg.init} /\\ [][{cfg.next}]_<<{vs}>>"]
+        defs += [f"AliasRefInv{i} == {n}" for i, n in enumerate(cfg.invariants)]
+        defs += [f"AliasRefProp{i} == {n}" for i, n in enumerate(cfg.properties)]
+        return defs
 
     def _output_overrides(self, files: dict[str, str]) -> tuple[list[Constant], list[str]]:
         """The cfg's overrides of definitions, qualified for the staged output modules
@@ -529,6 +621,20 @@ class BehaviorGrader:
     def _init_values(self, files: dict[str, str], model: str, variables: list[str],
                      init: str | None) -> dict[str, frozenset] | None:
         """Set of initial values per variable (TLC with no step allowed), or None."""
+        g = self._init_graph(files, model, variables, init)
+        if g is None:
+            return None
+        out: dict[str, set] = {v: set() for v in variables}
+        for state in g.nodes.values():
+            for v in variables:
+                if v in state:
+                    out[v].add(state[v])
+        return {v: frozenset(s) for v, s in out.items()}
+
+    def _init_graph(self, files: dict[str, str], model: str, variables: list[str], init: str | None,
+                    profile: bool = False):
+        """TLC's dump of the initial states (no step allowed; ``profile``: within the
+        refinement search's profile limits), or None."""
         c = self._cfg_base()
         c.constraints, c.action_constraints, c.symmetry, c.view = [], ["AliasNoStep"], None, None
         c.check_deadlock = False
@@ -540,19 +646,24 @@ class BehaviorGrader:
         files = dict(files)
         files[f"{INIT_DUMP}.tla"] = _module(INIT_DUMP, body)
         text, flags = self._write(c)
-        g = self._dump(files, INIT_DUMP, text, flags, "init_dump")
-        if g is None:
-            return None
-        out: dict[str, set] = {v: set() for v in variables}
-        for state in g.nodes.values():
-            for v in variables:
-                if v in state:
-                    out[v].add(state[v])
-        return {v: frozenset(s) for v, s in out.items()}
+        if profile:
+            return self._dump(files, INIT_DUMP, text, flags, "profile_reference_initial",
+                              max_bytes=br.PROFILE_MAX_BYTES, timeout_s=br.PROFILE_TIMEOUT_S)
+        return self._dump(files, INIT_DUMP, text, flags, "init_dump")
 
-    def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str):
-        """The state graph TLC dumps for this run (cached by run key), or None."""
-        key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags)
+    def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str, *,
+              max_bytes: int | None = None, timeout_s: float | None = None):
+        """The state graph TLC dumps for this run (cached by run key), or None.
+        ``max_bytes``/``timeout_s``: the profile limits of the refinement search, smaller
+        than the grader's; with them the limits are part of the cache key and a run that
+        reaches the time limit is remembered too (a profile only prunes the search: the
+        search then falls back to initial states), where a grader's timeout never is."""
+        profile = max_bytes is not None or timeout_s is not None
+        cap = self.max_dot_bytes if max_bytes is None else max_bytes
+        config = self.runner.config if timeout_s is None else \
+            replace(self.runner.config, timeout_s=min(timeout_s, self.runner.config.timeout_s))
+        key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags) + \
+            (f"-cap{cap}-limit{config.timeout_s:g}" if profile else "")
         hit = self.runner.load_extra(key)
         if hit is not None:
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
@@ -560,8 +671,7 @@ class BehaviorGrader:
                 return None
             return self.sg.StateGraph(nodes=hit["nodes"], edges=[tuple(e) for e in hit["edges"]],
                                       initial=hit["initial"])
-        g = self.sg.dump_state_graph(files, main, cfg_text, self.runner.config, flags,
-                                     max_dot_bytes=self.max_dot_bytes)
+        g = self.sg.dump_state_graph(files, main, cfg_text, config, flags, max_dot_bytes=cap)
         tlc = g.tlc
         ok = isinstance(g, self.sg.StateGraph)
         self.runner._record(Call("tlc", key, tlc.kind if tlc else "crash", False, tlc.wall_s if tlc else 0.0,
@@ -570,7 +680,7 @@ class BehaviorGrader:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
                                           "initial": g.initial})
             return g
-        if g.kind not in ("timeout", "crash"):
+        if g.kind not in ("timeout", "crash") or (profile and g.kind == "timeout"):
             self.runner.store_extra(key, {"kind": g.kind})
         return None
 
@@ -598,15 +708,75 @@ class BehaviorGrader:
         return worker._grade(out)
 
     def _grade(self, out: OutputSide) -> BehaviorVerdict:
-        v = BehaviorVerdict(passed=False)
+        self._tried_maps: set = set()
+        if not self.r_vars:
+            return self._done(BehaviorVerdict(passed=False),
+                              "reference_without_variables: a constant-level reference has no behavior to compare")
+        if self.mappings == "renaming":
+            return self._grade_renaming(out)
+        return self._grade_refinement(out)
+
+    def _output_declared(self, out: OutputSide) -> tuple[list[str], list[str]]:
+        """The output's variables and constants: those of its model's EXTENDS closure."""
         g_files = {k: v for k, v in self.ref.files.items() if k != f"{self.ref.system_module}.tla"}
         g_files.update({f"{m}.tla": t for m, t in out.modules.items()})
         g_root = out.wrapper or (self.ref.wrapper_module if self.ref.wrapper_module else out.system)
         if not out.wrapper and self.ref.wrapper_module:
-            g_files = dict(g_files)
-            # the reference's wrapper EXTENDS the system module: that is the output now
             g_files[f"{self.ref.system_module}.tla"] = out.modules[out.system]
-        g_vars, g_consts = _declared(_extends_closure(g_root, g_files))
+        return _declared(_extends_closure(g_root, g_files))
+
+    def _grade_refinement(self, out: OutputSide) -> BehaviorVerdict:
+        """The paper's procedure where the counts agree; failing it, refinement mappings
+        (:class:`alias.grade.behavior_refine.Refiner`)."""
+        g_vars, g_consts = self._output_declared(out)
+        first = None
+        if len(g_vars) == len(self.r_vars) and len(g_consts) == len(self.r_consts):
+            first = self._grade_renaming(out)
+            if first.passed or (first.reason or "").startswith(("output_syntax_error", "forward_parse_error")):
+                return first  # a pass, or a module no mapping can make parse
+        elif not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
+            return self._done(BehaviorVerdict(passed=False), "output_syntax_error: no variable declaration readable")
+        if not g_vars:
+            return first or self._done(BehaviorVerdict(passed=False), "output_declares_no_variable")
+        self._defs = self._overridden_definitions(out)
+        v = BehaviorVerdict(passed=False, attempts=list(first.attempts) if first else [])
+        r = br.Refiner(self, out, v)
+        reason = r.run(g_vars, g_consts, self._tried_maps, self.max_refinements)
+        if reason is not None and self.r_control:
+            graph_reason = r.run_data_graph(g_vars, g_consts, self.max_refinements)
+            if graph_reason is None:
+                return self._done(v, None, (first.maps_tried if first else 0) + r.tried, method="data_graph_mapping")
+        tried = (first.maps_tried if first else 0) + r.tried
+        if reason is None:
+            return self._done(v, None, tried, method="refinement_mapping")
+        if first is not None and r.tried == 0 and not r.searched:
+            # no dump to search (TLC could not run the output alone): the paper's verdict
+            first.attempts = v.attempts + [f"refinement: {reason}"]
+            return self._done(first, first.reason, tried, method=None)
+        return self._done(v, reason, tried)
+
+    def check_mapping(self, out: OutputSide, match, consts: dict[str, str]) -> BehaviorVerdict:
+        """The forward and reverse checks of ``out`` under one given refinement mapping
+        (:class:`alias.grade.refinement.Match`) and constant map ``consts`` (R -> G): how
+        the equivalence controls confirm a variant with the mapping its generator knows.
+        Passed, or failed with the reason; never raises for a bad output."""
+        worker = copy.copy(self)
+        worker.runner = self.runner.child()
+        worker._tried_maps = set()
+        worker._defs = worker._overridden_definitions(out)
+        g_vars, g_consts = worker._output_declared(out)
+        v = BehaviorVerdict(passed=False)
+        r = br.Refiner(worker, out, v)
+        st = r.stage(dict(consts), g_vars, g_consts)
+        if isinstance(st, str):
+            return worker._done(v, st)
+        reason = r.check(st, match)
+        return worker._done(v, reason, 1, method=None if reason else "refinement_mapping")
+
+    def _grade_renaming(self, out: OutputSide) -> BehaviorVerdict:
+        """The paper's procedure: one-to-one maps of variables and constants."""
+        v = BehaviorVerdict(passed=False)
+        g_vars, g_consts = self._output_declared(out)
         if not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
             # a module tree-sitter cannot read declares nothing it can see: say so, not
             # "output 0 variables" for an output that has a VARIABLE line
@@ -642,7 +812,7 @@ class BehaviorGrader:
                 tried += 1
                 res = self._try(out, cm, vm, None, v)
                 if res == "passed":
-                    return self._done(v, None, tried, method="refinement")
+                    return self._done(v, None, tried, method="renaming")
                 if res == "fatal":
                     # a TLC error no map can fix; a reference with control labels still
                     # gets the state-graph comparison of Appendix I
@@ -762,15 +932,17 @@ class BehaviorGrader:
             files = dict(files)
             key = f"{mod}.tla"
             files[key] = append_definitions(files[key], definition_block("AliasOut", shape))
-        else:  # INIT/NEXT cfg: the output's Init and Next operators
-            gdefs = defined_names(files[f"{OUT}.tla"])
-            if not {"Init", "Next"} <= gdefs:
+        else:  # INIT/NEXT cfg: the output's initial predicate and next-state action
+            pair = self.output_init_next(files)
+            if pair is None:
                 v.reason = "no_init_next"
                 return "fatal"
             vs = ", ".join(self.r_vars)
             files = dict(files)
             files[f"{OUT}.tla"] = append_definitions(
-                files[f"{OUT}.tla"], f"AliasOutInit == Init\nAliasOutNext == Next\nAliasOutVars == <<{vs}>>\n")
+                files[f"{OUT}.tla"], f"AliasOutInit == {pair[0]}\nAliasOutNext == {pair[1]}\nAliasOutVars == <<{vs}>>\n")
+        if not labels:  # checked under this renaming: the refinement search need not again
+            self._tried_maps.add((frozenset(cm.items()), frozenset(vm.items())))
         fwd = self.forward(files, model, name if shape is not None else None)
         v.forward, v.distinct_states, v.error_text = fwd.kind, fwd.distinct_states, fwd.detail
         if not fwd.passed:
@@ -879,7 +1051,50 @@ class BehaviorGrader:
         v.attempts.append(f"data graph on {data}: {'equivalent' if same else 'differs: ' + str(witness)[:200]}")
         if not same:
             v.reason = "data_graph_differs"
-        return same
+            return False
+        return self._data_properties(files, model, name if shape is not None else None, v)
+
+    def data_properties(self) -> list[int]:
+        """Indexes of the cfg's PROPERTY entries that mention no control-label variable
+        (through R's definitions, transitively): what the data-graph comparison, which
+        sees safety only, checks with TLC too."""
+        if "data_props" not in self._shared:
+            uses = {}
+            for t in visible_closure(self.ref.model_module, self.ref.files):
+                uses.update(definition_names_used(t))
+            control = set(self.r_control)
+            self._shared["data_props"] = [i for i, p in enumerate(self.cfg.properties)
+                                          if not _uses_any(p, {"R": uses}, control) and p not in control]
+        return self._shared["data_props"]
+
+    def _data_properties(self, files: dict[str, str], model: str, spec_name: str | None, v: BehaviorVerdict) -> bool:
+        """TLC runs the output and checks the cfg's properties that mention no control
+        variable (:meth:`data_properties`): a data-graph pass must keep R's liveness."""
+        props = self.data_properties()
+        if not props:
+            return True
+        cfg = self.cfg
+        defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
+        defs += [f"AliasRefProp{i} == {cfg.properties[i]}" for i in props]
+        c = self._cfg_base()
+        c.check_deadlock = False
+        c.properties = [f"AliasRefProp{i}" for i in props]
+        if spec_name is not None:
+            defs.append(f"AliasGSpec == AliasG!{spec_name}")
+            c.specification, c.init, c.next = "AliasGSpec", None, None
+        else:
+            defs += ["AliasGInit == AliasG!AliasOutInit", "AliasGNext == AliasG!AliasOutNext"]
+            c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
+        consts, own = self._output_overrides(files)
+        c.constants += consts
+        files = dict(files)
+        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
+        text, flags = self._write(c)
+        res = self._tlc(files, FORWARD, text, flags, "data_properties")
+        v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}: {res.kind}")
+        if not res.passed:
+            v.reason, v.error_text = f"data_properties_{res.kind}", res.detail
+        return res.passed
 
 
 def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]) -> bool:
@@ -890,17 +1105,17 @@ def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]
     todo, seen = [name], set()
     while todo:
         d = todo.pop()
+        if d in targets:  # a definition, or a name no module defines (a variable)
+            return True
         if d in seen or d not in defined:
             continue
-        if d in targets:
-            return True
         seen.add(d)
         todo += defined[d]
     return False
 
 
 def grade_behavior(ref: Reference, out: OutputSide | str, runner: ToolRunner, *,
-                   max_maps: int = 60) -> BehaviorVerdict:
+                   max_maps: int = 60, mappings: str = "refinement") -> BehaviorVerdict:
     """Grade one output by behavior (Methods "Behavior-based grade"; Appendices H, I).
 
     ``out``: an :class:`OutputSide`, or the extracted module text of a model output
@@ -910,6 +1125,6 @@ def grade_behavior(ref: Reference, out: OutputSide | str, runner: ToolRunner, *,
     if isinstance(out, str):
         out = OutputSide({ref.system_module: _set_header(out, ref.system_module)}, ref.system_module)
     try:
-        return BehaviorGrader(ref, runner, max_maps=max_maps).grade(out)
+        return BehaviorGrader(ref, runner, max_maps=max_maps, mappings=mappings).grade(out)
     except CfgError as e:
         return BehaviorVerdict(passed=False, reason=f"cfg_error: {e}")

@@ -279,7 +279,8 @@ def build_job(ctx: BuildContext, job: BuildJob) -> list[Control]:
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
                  journal: Path | None = None, seed: int, max_mutants_tried: int, max_mutants_kept: int,
                  mutant_timeout_s: float, parallel: int = 1, max_maps: int = 60, tasks: list[str] | None = None,
-                 progress=None, retry_timeouts: bool = False, executor: Executor | None = None) -> dict:
+                 progress=None, retry_timeouts: bool = False, executor: Executor | None = None,
+                 grades: dict | None = None) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
     (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
@@ -289,7 +290,10 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     runtime order of ``tasks``); the Parquet files are rewritten after every chunk, so a
     long run can be read while it goes and a killed one resumes from its journal and
     tool cache.  Only ``control:self`` gets the parse and name grades (the name grade
-    must accept every reference with its own cfg); the others get the behavior grade.
+    must accept every reference with its own cfg); every control gets ``behavior`` (the
+    configured procedure) and ``behavior_renaming`` (the paper's). ``grades``: configured
+    grade instances (:func:`alias.grade.registry.make_grades`; default: the registry's
+    default instances of :data:`CONTROL_GRADES`).
     """
     out_dir = Path(out_dir)
     task_ids = sorted({t for t, c in refs if c == "original"}) if tasks is None else list(tasks)
@@ -316,7 +320,7 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
                 if progress is not None:
                     progress("build")
             verdicts = _grade_and_write(controls, elig_rows, refs, runner, out_dir, journal, parallel, max_maps,
-                                        progress, retry_timeouts, pool)
+                                        progress, retry_timeouts, pool, grades)
     finally:
         if executor is None:
             pool.close()
@@ -334,7 +338,7 @@ def _control_rows(controls: list[Control]) -> list[dict]:
 
 def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, journal: Path | None, parallel: int,
                      max_maps: int, progress, retry_timeouts: bool = False,
-                     executor: Executor | None = None) -> pd.DataFrame:
+                     executor: Executor | None = None, grades: dict | None = None) -> pd.DataFrame:
     samples, sides = [], {}
     for c in controls:
         if not c.valid or c.kind == "build_error":
@@ -350,13 +354,17 @@ def _grade_and_write(controls, elig_rows, refs, runner, out_dir: Path, journal: 
                 out_dir / "samples.parquet")
     return grade_samples(samples, refs, runner, out_dir, journal=journal, parallel=parallel, max_maps=max_maps,
                          outputs=sides, reference_for=lambda s: refs.get((s["task_id"], "original")),
-                         grades_for=lambda s: GRADES_FOR.get(s["model"], ("behavior",)),
+                         grades_for=lambda s: GRADES_FOR.get(s["model"], BEHAVIOR_GRADES),
+                         grades=grades if grades is not None else CONTROL_GRADES,
                          progress=(lambda: progress("grade")) if progress else None,
                          retry_timeouts=retry_timeouts, executor=executor)
 
 
-#: Grades per control kind: the name grade only matters for the reference itself.
-GRADES_FOR = {"control:self": ("parse", "name", "behavior")}
+#: The behavior grade under both procedures: the configured one and the paper's.
+BEHAVIOR_GRADES = ("behavior", "behavior_renaming")
+#: Every grade a control gets; the name grade only matters for the reference itself.
+CONTROL_GRADES = ("parse", "name") + BEHAVIOR_GRADES
+GRADES_FOR = {"control:self": CONTROL_GRADES}
 
 
 def summarize(elig_rows: list[dict], cs_df: pd.DataFrame, verdicts: pd.DataFrame) -> dict:

@@ -1,11 +1,13 @@
 """Grading a ``samples`` table into a ``verdicts`` table, resumably.
 
 A sample is one row ``(task_id, condition, model, sample_idx, text)``; ``text`` is the
-raw model output (or, for the grader controls, a module).  Each sample gets three
-verdict rows, one per ``grade``: ``parse`` (strict SANY; the exit-code verdict in
-``sany_exit_ok``), ``name`` (Methods "Name-based grade") and ``behavior`` (Methods
-"Behavior-based grade").  A sample whose task has no reference in its condition, or
-whose text yields no module, gets failing verdicts with the reason.
+raw model output (or, for the grader controls, a module).  Each sample gets one verdict
+row per ``grade`` asked for, each grade a class of the registry
+:mod:`alias.grade.registry`: by default the paper's three, ``parse`` (strict SANY; the
+exit-code verdict in ``sany_exit_ok``), ``name`` (Methods "Name-based grade") and
+``behavior`` (Methods "Behavior-based grade"); ``tlabench`` (TLA+-Bench's procedure) and
+any registered grade on request.  A sample whose task has no reference in its condition,
+or whose text yields no module, gets failing verdicts with the reason.
 
 Resuming: every finished sample's verdicts are appended as one JSON line to a journal
 (``journal.jsonl``, flushed and fsynced) before the next sample starts.  A new run reads
@@ -27,33 +29,30 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
 from alias.corpus.testset import Reference
-from alias.grade.behavior import BehaviorGrader, OutputSide
+from alias.grade.behavior import OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.name import grade_name, set_module_name
-from alias.grade.tlabench import CompatGrader
+from alias.grade.registry import PAPER_GRADES, Grade, SampleWork, grade_names, grade_signature, make_grades
 from alias.store.db import columns, write_table
 from alias.store.models import Verdict
 from alias.tla.executor import Executor, LocalExecutor
-from alias.tla.extract import extract_module
 from alias.tla.tools import ToolConfig, tlc_run_key
 from alias.tla.tlc_output import stable_log
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
-GRADES = ("parse", "name", "behavior")
-#: Every grade a sample can get: the paper's three and ``tlabench`` (TLA+-Bench's own
-#: procedure, :mod:`alias.grade.tlabench`, for samples of a TLA+-Bench corpus).
-ALL_GRADES = GRADES + ("tlabench",)
+#: The paper's three grades, the default; every registered grade: :func:`~alias.grade.registry.grade_names`.
+GRADES = PAPER_GRADES
 #: Columns of a verdict row: the store's ``verdicts`` table, plus the run diagnostics that
 #: only the journal keeps (they differ between machines and runs).
 DIAGNOSTICS = ("tool_runs", "cached_runs", "wall_s")
 VERDICT_COLUMNS = columns(Verdict) + list(DIAGNOSTICS)
+_COLUMN_SET = frozenset(VERDICT_COLUMNS) - {"task_id", "condition", "model", "sample_idx", "grade"}
 #: The grader's source (relative to the package): files and folders whose code decides a
 #: verdict. :func:`grader_code_version` hashes them; ``tests/test_architecture.py`` checks
 #: that they cover the import closure of this module.
@@ -78,18 +77,20 @@ def tool_settings(config: ToolConfig) -> str:
 
 
 def signature(sample: dict, ref: Reference | None, max_maps: int, side: OutputSide | None,
-              grades: tuple[str, ...] = GRADES, compat: CompatGrader | None = None, tools: str = "") -> str:
+              grades: Iterable[str | Grade] | Mapping[str, Grade] = GRADES, tools: str = "") -> str:
     """sha256 of everything a sample's verdicts depend on (its text, the reference's
-    files and cfg, the output side, ``max_maps``, the grader's code, the tool settings
-    ``tools`` from :func:`tool_settings`): a journal entry is reused only when its
-    signature matches, so a changed sample, reference, jar or time limit is graded again."""
-    payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(grades),
+    files and cfg, the output side, ``max_maps``, the grades and their settings
+    (``signature()`` of each), the grader's code, the tool settings ``tools`` from
+    :func:`tool_settings`): a journal entry is reused only when its signature matches, so a
+    changed sample, reference, jar or time limit is graded again."""
+    graded = resolve_grades(grades)
+    payload = {"text": sample.get("text") or "", "max_maps": max_maps, "grades": list(graded),
+               "settings": {n: grade_signature(g) for n, g in graded.items()},
                "code": grader_code_version(), "tools": tools,
                "ref": None if ref is None else [ref.task_id, ref.condition, ref.cfg_text,
                                                  sorted((k, hashlib.sha256(v.encode()).hexdigest())
                                                         for k, v in ref.files.items())],
-               "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())],
-               "compat": compat.pool_key if compat is not None and "tlabench" in grades else None}
+               "side": None if side is None else [side.system, side.wrapper, sorted(side.modules.items())]}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -182,52 +183,13 @@ class Journal:
             os.fsync(f.fileno())
 
 
-def _name_rows(nv: Any, common: dict) -> tuple[dict, dict]:
-    """The ``parse`` and ``name`` verdict fields of a :class:`~alias.grade.name.NameVerdict`."""
-    sany_calls = [c for c in nv.calls if c.tool == "sany"]
-    parse = common | {"passed": nv.parsed, "reason": None if nv.parsed else nv.reason,
-                      "sany_exit_ok": nv.sany_exit_ok, "tool_runs": sum(not c.cached for c in sany_calls),
-                      "cached_runs": sum(c.cached for c in sany_calls),
-                      "run_keys": json.dumps([c.run_key for c in sany_calls]),
-                      "error_text": None if nv.parsed else nv.error_text}
-    name = common | {"passed": nv.passed, "reason": nv.reason, "sany_exit_ok": nv.sany_exit_ok,
-                     "tlc_kind": nv.tlc_kind, "tool_runs": sum(not c.cached for c in nv.calls),
-                     "cached_runs": sum(c.cached for c in nv.calls),
-                     "run_keys": json.dumps([c.run_key for c in nv.calls]),
-                     "detail": json.dumps({"cfg_changes": nv.cfg_changes}),
-                     "distinct_states": nv.distinct_states, "error_text": nv.error_text}
-    return parse, name
-
-
-def _behavior_row(ref: Reference, side: OutputSide, runner: ToolRunner, max_maps: int, graders: dict | None,
-                  common: dict) -> dict:
-    """The ``behavior`` verdict fields of one output side (a grader error is a verdict)."""
-    try:
-        key = (ref.task_id, ref.condition)
-        grader = graders.get(key) if graders is not None else None
-        if grader is None:
-            grader = BehaviorGrader(ref, runner, max_maps=max_maps)
-            if graders is not None:
-                graders[key] = grader
-        bv = grader.grade(side)
-    except Exception as e:
-        return common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
-    return common | {"passed": bv.passed, "reason": bv.reason, "method": bv.method,
-                     "mapping": json.dumps(bv.mapping) if bv.mapping else None, "maps_tried": bv.maps_tried,
-                     "tlc_kind": f"forward={bv.forward} reverse={bv.reverse}",
-                     "tool_runs": sum(not c.cached for c in bv.calls), "cached_runs": sum(c.cached for c in bv.calls),
-                     "run_keys": json.dumps([c.run_key for c in bv.calls]),
-                     "detail": json.dumps({"attempts": bv.attempts[-10:]}),
-                     "distinct_states": bv.distinct_states, "error_text": None if bv.passed else bv.error_text}
-
-
 def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
                  max_maps: int = 60, output: OutputSide | None = None,
-                 graders: dict | None = None, grades: tuple[str, ...] = GRADES,
-                 compat: CompatGrader | None = None) -> list[dict]:
-    """The verdict rows of one sample, one per grade in ``grades`` (see the module
-    docstring; ``parse`` and ``name`` come from the same SANY/TLC runs; ``tlabench`` is
-    TLA+-Bench's procedure on the raw text, by ``compat``).
+                 graders: dict | None = None, grades: Iterable[str | Grade] | Mapping[str, Grade] = GRADES
+                 ) -> list[dict]:
+    """The verdict rows of one sample, one per grade in ``grades`` (names of
+    :mod:`alias.grade.registry`, or configured grade instances; rows in registry order; see
+    the module docstring; ``parse`` and ``name`` come from the same SANY/TLC runs).
 
     ``output``: grade this output side by behavior instead of the module extracted from
     ``sample['text']`` (the grader controls pass renamed copies with their modules).
@@ -236,12 +198,33 @@ def grade_sample(sample: dict, ref: Reference | None, runner: ToolRunner, *,
     t0 = time.monotonic()
     base = {k: sample[k] for k in SAMPLE_KEY}
     base["sample_idx"] = int(base["sample_idx"])
-    fields: dict[str, dict] = {}
-    if "tlabench" in grades:
-        fields["tlabench"] = _compat_row(sample, compat, runner)
-    fields |= _paper_rows(sample, ref, runner, max_maps, output, graders, grades)
-    return [_stable({c: None for c in VERDICT_COLUMNS} | base | {"grade": g} | fields[g])
-            | {"wall_s": round(time.monotonic() - t0, 3)} for g in ALL_GRADES if g in grades]
+    work = SampleWork(sample, ref, runner, max_maps=max_maps, side=output, graders=graders)
+    rows = []
+    for name, grade in resolve_grades(grades).items():
+        try:
+            fields = grade.grade(work)
+        except Exception as e:  # one bad sample never stops the run
+            fields = {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
+        rows.append(_stable({c: None for c in VERDICT_COLUMNS} | base | {"grade": name} | _known(fields)))
+    return [r | {"wall_s": round(time.monotonic() - t0, 3)} for r in rows]
+
+
+def resolve_grades(grades: Iterable[str | Grade] | Mapping[str, Grade]) -> dict[str, Grade]:
+    """``name -> grade instance`` for names (default instances, :func:`make_grades`),
+    instances or a mapping of them, in registry order."""
+    if isinstance(grades, Mapping):
+        made = dict(grades)
+    else:
+        grades = list(grades)
+        names = [g for g in grades if isinstance(g, str)]
+        made = (make_grades(names) if names else {}) | {g.name: g for g in grades if not isinstance(g, str)}
+    order = {n: i for i, n in enumerate(grade_names())}
+    return dict(sorted(made.items(), key=lambda kv: order.get(kv[0], len(order))))
+
+
+def _known(fields: dict) -> dict:
+    """A grade's fields restricted to the verdict columns (a toy grade may return more)."""
+    return {k: v for k, v in fields.items() if k in _COLUMN_SET}
 
 
 def _stable(row: dict) -> dict:
@@ -251,61 +234,24 @@ def _stable(row: dict) -> dict:
     return row | {k: stable_log(row[k]) for k in ("error_text", "reason", "detail") if isinstance(row.get(k), str)}
 
 
-def _compat_row(sample: dict, compat: CompatGrader | None, runner: ToolRunner) -> dict:
-    if compat is None:
-        return {"passed": False, "reason": "no_compat_grader: the tlabench grade needs a tlabench corpus"}
-    try:
-        child = runner.child()
-        row = compat.grade(str(sample["task_id"]), sample.get("text") or "", child)
-        return row | {"tool_runs": sum(not c.cached for c in child.calls),
-                      "cached_runs": sum(c.cached for c in child.calls),
-                      "run_keys": json.dumps([c.run_key for c in child.calls])}
-    except Exception as e:  # one bad sample never stops the run
-        return {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
-
-
-def _paper_rows(sample: dict, ref: Reference | None, runner: ToolRunner, max_maps: int,
-                output: OutputSide | None, graders: dict | None, grades: tuple[str, ...]) -> dict[str, dict]:
-    """The ``parse``, ``name`` and ``behavior`` verdict fields (Methods)."""
-    if ref is None:
-        fail = {"passed": False, "reason": "no_reference"}
-        return {"parse": fail, "name": fail, "behavior": fail}
-    ext = extract_module(sample.get("text") or "", ref.system_module)
-    common = {"extraction": json.dumps({"ok": ext.ok, "actions": ext.actions, "error": ext.error}),
-              "truncated": bool(ext.truncated)}
-    if not ext.ok:
-        fail = common | {"passed": False, "reason": f"extraction_failed: {ext.error}"}
-        return {"parse": fail, "name": fail, "behavior": fail}
-    module_text = set_module_name(ext.module_text, ref.system_module)
-    parse = name = common | {"passed": False, "reason": "not graded"}
-    if {"parse", "name"} & set(grades):
-        try:
-            parse, name = _name_rows(grade_name(ref, module_text, runner), common)
-        except Exception as e:  # keep going: one bad sample never stops the run
-            parse = name = common | {"passed": False, "reason": f"grader_error: {type(e).__name__}: {e}"}
-    behavior: dict = {}
-    if "behavior" in grades:
-        side = output or OutputSide({ref.system_module: module_text}, ref.system_module)
-        behavior = _behavior_row(ref, side, runner, max_maps, graders, common)
-    return {"parse": parse, "name": name, "behavior": behavior}
-
-
 @dataclass(frozen=True)
 class GradeContext:
     """What every grading job shares: the tool settings, the tool-run cache folder (``None``
-    where the worker has no shared one), ``max_maps``, the compatibility grader and the
-    grading run's ``run_id`` (a worker shares behavior graders within one run only)."""
+    where the worker has no shared one), ``max_maps``, the configured grades (name ->
+    instance of :mod:`alias.grade.registry`) and the grading run's ``run_id`` (a worker
+    shares behavior graders within one run only)."""
 
     tools: ToolConfig
     cache_dir: Path | None
     max_maps: int
-    compat: CompatGrader | None = None
+    grades: Mapping[str, Grade] = field(default_factory=dict)
     run_id: str = ""
 
 
 @dataclass(frozen=True)
 class GradeJob:
-    """One sample to grade: the sample, its reference, its output side (controls) and grades."""
+    """One sample to grade: the sample, its reference, its output side (controls) and the
+    names of its grades (instances in :attr:`GradeContext.grades`)."""
 
     sample: dict
     ref: Reference | None
@@ -336,8 +282,8 @@ def grade_job(ctx: GradeContext, job: GradeJob) -> list[dict]:
     """Grade one job in a worker (a thread or process of the local pool, or a Dask worker):
     the verdict rows of :func:`grade_sample`."""
     return grade_sample(job.sample, job.ref, ToolRunner(ctx.tools, ctx.cache_dir), max_maps=ctx.max_maps,
-                        output=job.side, graders=_graders_for(ctx.run_id, job.ref), grades=job.grades,
-                        compat=ctx.compat)
+                        output=job.side, graders=_graders_for(ctx.run_id, job.ref),
+                        grades={n: ctx.grades[n] for n in job.grades})
 
 
 def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference], runner: ToolRunner,
@@ -345,8 +291,9 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
                   outputs: dict[tuple, OutputSide] | None = None,
                   reference_for: Callable[[dict], Reference | None] | None = None,
                   grades_for: Callable[[dict], tuple[str, ...]] | None = None,
-                  progress=None, retry_timeouts: bool = False, grades: tuple[str, ...] = GRADES,
-                  compat: CompatGrader | None = None, executor: Executor | None = None) -> pd.DataFrame:
+                  progress=None, retry_timeouts: bool = False,
+                  grades: Iterable[str | Grade] | Mapping[str, Grade] = GRADES,
+                  executor: Executor | None = None) -> pd.DataFrame:
     """Grade every sample not yet in the ``journal`` (default ``out_dir/journal.jsonl``);
     write ``out_dir/verdicts.parquet`` (one row per sample and grade, sorted by key, the
     columns of :class:`~alias.store.models.Verdict`) and return it with the run's
@@ -356,8 +303,10 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     ``refs``: ``(task_id, condition) -> Reference``; ``reference_for(sample)`` overrides
     the lookup (the controls grade renamed copies against the original reference).
     ``outputs``: sample key -> :class:`OutputSide` for samples graded as whole module sets.
-    ``grades_for(sample)``: the grades to give a sample (default ``grades``, the paper's
-    three; add ``tlabench`` with ``compat``, :class:`~alias.grade.tlabench.CompatGrader`).
+    ``grades``: names of registered grades or configured instances
+    (:func:`~alias.grade.registry.make_grades`; default the paper's three);
+    ``grades_for(sample)``: the names of the grades to give a sample (default all of
+    ``grades``; a name not in ``grades`` gets the grade's default instance)).
     ``executor``: where the samples are graded (default: a local pool of ``parallel``
     processes; :func:`alias.tla.executor.make_executor` for a Dask cluster); ``runner``
     gives the tool settings and the cache folder. Only this process writes the journal.
@@ -374,13 +323,17 @@ def grade_samples(samples: Iterable[dict], refs: dict[tuple[str, str], Reference
     def ref_of(s: dict) -> Reference | None:
         return reference_for(s) if reference_for else refs.get((s["task_id"], s["condition"]))
 
-    jobs = {_key(s): GradeJob(s, ref_of(s), (outputs or {}).get(_key(s)), grades_for(s) if grades_for else grades)
-            for s in samples}
+    configured = resolve_grades(grades)
+    jobs = {_key(s): GradeJob(s, ref_of(s), (outputs or {}).get(_key(s)),
+                              tuple(grades_for(s)) if grades_for else tuple(configured)) for s in samples}
+    missing = {n for j in jobs.values() for n in j.grades} - set(configured)
+    configured = resolve_grades(list(configured.values()) + sorted(missing))
     tools = tool_settings(runner.config)
-    sigs = {k: signature(j.sample, j.ref, max_maps, j.side, j.grades, compat, tools) for k, j in jobs.items()}
+    sigs = {k: signature(j.sample, j.ref, max_maps, j.side, {n: configured[n] for n in j.grades}, tools)
+            for k, j in jobs.items()}
     todo = [k for k in jobs if needs_grading(done.get(k), sigs[k], retry_timeouts)]
     cache = runner.cache_dir if executor is None or executor.shares_files else None
-    ctx = GradeContext(runner.config, cache, max_maps, compat, run_id=uuid.uuid4().hex)
+    ctx = GradeContext(runner.config, cache, max_maps, configured, run_id=uuid.uuid4().hex)
     pool = executor or LocalExecutor(max(1, parallel))
     try:
         for i, rows in pool.run(grade_job, ctx, [jobs[k] for k in todo], keys=[sigs[k] for k in todo]):

@@ -30,12 +30,14 @@ class Piece:
 
 @dataclass(frozen=True)
 class SpecShape:
-    """``init``: the non-temporal conjuncts (``I``); ``next``: ``N``; ``vars``: ``v``."""
+    """``init``: the non-temporal conjuncts (``I``); ``next``: ``N``; ``vars``: ``v``;
+    ``fairness``: the other temporal conjuncts (``WF_v(A)``, ...)."""
 
     name: str
     init: tuple[Piece, ...]
     next: Piece
     vars: Piece
+    fairness: tuple[Piece, ...] = ()
 
 
 def _definitions(text: str) -> dict[str, object]:
@@ -160,8 +162,10 @@ def split_spec(text: str, name: str, _depth: int = 0, *, extra: tuple[str, ...] 
     if not inits:
         return None
     _c, bsrc, (n_node, v_node) = boxes[0]
+    fair = [(c, s) for c, s in conj if _box(c) is None and _has_temporal(c, plain, s)]
     return SpecShape(name=name, init=tuple(_piece(c, s) for c, s in inits),
-                     next=_piece(n_node, bsrc), vars=_piece(v_node, bsrc))
+                     next=_piece(n_node, bsrc), vars=_piece(v_node, bsrc),
+                     fairness=tuple(_piece(c, s) for c, s in fair))
 
 
 def spec_shaped_definitions(text: str, extra: tuple[str, ...] = ()) -> list[str]:
@@ -184,6 +188,18 @@ def definition_block(prefix: str, shape: SpecShape) -> str:
     lines.append(f"{prefix}Init == " + " /\\ ".join(f"{prefix}Init{i}" for i in range(len(shape.init))))
     lines += [f"{prefix}Next ==", _pad(shape.next)]
     lines += [f"{prefix}Vars ==", _pad(shape.vars)]
+    return "\n".join(lines) + "\n"
+
+
+def fairness_block(prefix: str, shape: SpecShape) -> str:
+    """A TLA+ definition ``<prefix>Fair``: the conjunction of ``shape``'s fairness
+    conjuncts (``TRUE`` without any), for a specification rebuilt around ``I`` and ``N``."""
+    if not shape.fairness:
+        return f"{prefix}Fair == TRUE\n"
+    lines = []
+    for i, p in enumerate(shape.fairness):
+        lines += [f"{prefix}Fair{i} ==", _pad(p)]
+    lines.append(f"{prefix}Fair == " + " /\\ ".join(f"{prefix}Fair{i}" for i in range(len(shape.fairness))))
     return "\n".join(lines) + "\n"
 
 

@@ -9,7 +9,8 @@ import pandas as pd
 from alias.config import Config, Paths
 from alias.corpus.testset import TestSet
 from alias.grade.cache import ToolRunner
-from alias.grade.controls import run_controls
+from alias.grade.controls import CONTROL_GRADES, run_controls
+from alias.grade.registry import make_grades
 from alias.progress import progress_bar
 from alias.stages.common import executor, grade_tool_config, worker_tools
 
@@ -37,4 +38,5 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
         return run_controls(refs, runner, paths.controls, journal=paths.work / NAME / "journal.jsonl", seed=c.seed,
                             max_mutants_tried=c.max_mutants_tried_per_task, max_mutants_kept=c.max_mutants_kept_per_task,
                             parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or order,
-                            progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex)
+                            progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex,
+                            grades=make_grades(CONTROL_GRADES, config))

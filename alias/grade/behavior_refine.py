@@ -1,0 +1,411 @@
+"""The refinement procedure of the behavior grade: TLC checks under refinement mappings.
+
+:mod:`alias.grade.refinement` finds the mappings (each of R's variables as an expression
+over G's); this module stages the output, profiles both modules with TLC's state dumps,
+and checks each mapping in both directions:
+
+* **forward** -- module ``AliasForward`` EXTENDS R's model, declares G's variables
+  (staged as ``AliasV_<name>``) and instantiates G; its specification is G's, with R's
+  variables following the mapping::
+
+      AliasFInit == AliasG!AliasOutInit /\\ x = E_x /\\ ...
+      AliasFNext == AliasG!AliasOutNext /\\ x' = E_x' /\\ ...
+      AliasFSpec == AliasFInit /\\ [][AliasFNext]_<<G's and R's variables>> /\\ AliasG!AliasOutFair
+
+  TLC checks R's specification formula, invariants and properties (R's own
+  definitions, as in the renaming procedure), so every behavior of G, mapped, is a
+  behavior of R and satisfies R's properties.
+* **reverse** -- where each G variable is an expression over R's (no auxiliary
+  variable), module ``AliasReverse`` EXTENDS R's model and instantiates G ``WITH
+  AliasV_g <- F_g``; TLC runs R's specification and checks G's safety formula
+  ``I /\\ [][N]_v``. Where G keeps variables R's state does not determine (a history
+  variable), TLC dumps the state graphs of R and of the forward module, both are
+  projected onto R's variables and must accept the same sequences of observable states
+  (:func:`alias.grade.stategraph.equivalent_observable`).
+
+Constants: a constant of R the output does not declare keeps its cfg value (the output
+may define it); a constant the output declares but R defines is bound to R's definition
+(``INSTANCE`` substitutes it by name); one the cfg assigns but R does not declare is
+declared in the root. Model values a re-encoding names are root constants
+``AliasMV_<name>`` the cfg binds to them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from alias.grade.refinement import Match, Refinement, Search, Side, to_refinement
+from alias.grade.specshape import append_definitions, definition_block, fairness_block
+from alias.rename.names import RenameError
+from alias.tla.cfg import Constant
+
+FORWARD = "AliasForward"
+REVERSE = "AliasReverse"
+PROFILE = "AliasProfile"
+VAR_PREFIX = "AliasV_"
+#: Limits of the state dumps that prune the search: bytes of TLC's DOT file and seconds.
+PROFILE_MAX_BYTES = 20_000_000
+PROFILE_TIMEOUT_S = 20.0
+
+
+def g_name(v: str) -> str:
+    """The name of output variable ``v`` in the staged modules."""
+    return VAR_PREFIX + v
+
+
+@dataclass
+class Staged:
+    """An output staged for the refinement checks: ``files`` (with ``AliasOutInit``,
+    ``AliasOutNext``, ``AliasOutVars``, ``AliasOutFair`` appended), the model module
+    ``model``, the constant map ``consts`` (R -> G), the output's variables ``g_vars``
+    and the constants the root must declare (``root_consts``)."""
+
+    files: dict[str, str]
+    model: str
+    consts: dict[str, str]
+    g_vars: list[str]
+    root_consts: list[str]
+
+
+class Refiner:
+    """The refinement procedure for one output, on top of a
+    :class:`~alias.grade.behavior.BehaviorGrader` (its staging, cfg and TLC helpers)."""
+
+    def __init__(self, grader, out, verdict):
+        self.gr = grader
+        self.out = out
+        self.v = verdict
+        self.tried = 0
+        #: whether a search ran on both modules' dumps (and found no mapping to check)
+        self.searched = False
+
+    # ------------------------------------------------------------------ staging
+    def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
+        """Stage the output with constants ``cm`` (R -> G) and variables renamed to
+        :func:`g_name`; a reason string when it cannot be staged."""
+        gr = self.gr
+        mapping = dict(getattr(gr, "_defs", {}))
+        mapping.update({g: r for r, g in cm.items()})
+        mapping.update({g: g_name(g) for g in g_vars})
+        try:
+            files, model = gr._stage(self.out, mapping)
+        except RenameError as e:
+            return f"name_capture: {e}"
+        except Exception as e:  # a module tree-sitter cannot resolve
+            return f"staging_failed: {type(e).__name__}"
+        block = self._spec_block(files, model, g_vars)
+        if isinstance(block, str):
+            return block
+        mod, text = block
+        files = dict(files)
+        files[f"{mod}.tla"] = append_definitions(files[f"{mod}.tla"], text)
+        unbound = self._unbound_constants(cm, g_consts)
+        if isinstance(unbound, str):
+            return unbound
+        return Staged(files, model, dict(cm), list(g_vars), unbound)
+
+    def _spec_block(self, files: dict[str, str], model: str, g_vars: list[str]) -> tuple[str, str] | str:
+        """(module, definitions) naming the output's ``I``, ``N``, ``v`` and fairness:
+        from its specification formula, else from its initial predicate and next-state
+        action (the cfg's INIT/NEXT names, ``Init``/``Next``, or the definitions at their
+        positions in the reference), with all its variables as ``v``."""
+        mod, name, shape = self.gr._locate(files, model)
+        if shape is not None:
+            return mod, definition_block("AliasOut", shape) + fairness_block("AliasOut", shape)
+        # no formula of the shape I /\ [][N]_v (one written another way, or an INIT/NEXT
+        # cfg): the output's initial predicate and next-state action, without fairness --
+        # the forward check can then only fail more often, never pass a wrong output
+        pair = self.gr.output_init_next(files)
+        if pair is None:
+            return name if name != "init_next" else "no_init_next"
+        init, nxt = pair
+        vs = ", ".join(g_name(g) for g in g_vars)
+        return self.gr.system_name, (f"AliasOutInit == {init}\nAliasOutNext == {nxt}\nAliasOutVars == <<{vs}>>\n"
+                     "AliasOutFair == TRUE\n")
+
+    def _unbound_constants(self, cm: dict[str, str], g_consts: list[str]) -> list[str] | str:
+        """Output constants neither mapped to R's nor defined by R: those the cfg assigns
+        are declared in the root; any other is a reason string."""
+        mapped = set(cm.values())
+        r_defs = self.gr.reference_definitions()
+        assigned = {c.name for c in self.gr.cfg.constants}
+        root = []
+        for c in g_consts:
+            if c in mapped or c in self.gr.r_consts or c in r_defs:
+                continue
+            if c not in assigned:
+                return f"output_constant_unbound: {c}"
+            root.append(c)
+        return root
+
+    # ------------------------------------------------------------------ root modules
+    def _root(self, st: Staged, name: str, ref: Refinement | None, body: list[str]) -> tuple[dict, object]:
+        """Files with root module ``name`` (EXTENDS R's model; root constants; ``body``)
+        and its cfg base with the output's overrides and the model values bound."""
+        gr = self.gr
+        head = [f"EXTENDS {gr.ref.model_module}"]
+        consts = list(st.root_consts) + [f"AliasMV_{m}" for m in (ref.model_values if ref else [])]
+        if consts:
+            head.append("CONSTANTS " + ", ".join(consts))
+        c = gr._cfg_base()
+        over, own = gr._output_overrides(st.files)
+        c.constants += over + [Constant(f"AliasMV_{m}", "=", m) for m in (ref.model_values if ref else [])]
+        files = dict(st.files)
+        files[f"{name}.tla"] = f"---- MODULE {name} ----\n" + "\n".join(head + body + own) + "\n====\n"
+        return files, c
+
+    def _product(self, st: Staged, exprs: dict[str, str]) -> list[str]:
+        """The forward module's definitions: G's variables, G's instance and R's variables
+        following ``exprs`` (R variable -> expression over G's)."""
+        gv = [g_name(g) for g in st.g_vars]
+        rv = list(self.gr.r_vars)
+        lines = [f"VARIABLES {', '.join(gv)}", f"AliasG == INSTANCE {st.model}"]
+        lines += [f"AliasE_{i} == {exprs[r]}" for i, r in enumerate(rv)]
+        init = " /\\ ".join(["AliasG!AliasOutInit"] + [f"{r} = AliasE_{i}" for i, r in enumerate(rv)])
+        nxt = " /\\ ".join(["AliasG!AliasOutNext"] + [f"{r}' = AliasE_{i}'" for i, r in enumerate(rv)])
+        lines += [f"AliasFInit == {init}", f"AliasFNext == {nxt}",
+                  f"AliasFVars == <<{', '.join(gv + rv)}>>",
+                  "AliasFSpec == AliasFInit /\\ [][AliasFNext]_AliasFVars /\\ AliasG!AliasOutFair"]
+        return lines
+
+    def forward(self, st: Staged, ref: Refinement):
+        """TLC runs the product and checks R's specification, invariants and properties."""
+        gr = self.gr
+        body = self._product(st, ref.forward) + gr.reference_checks()
+        files, c = self._root(st, FORWARD, ref, body)
+        c.specification, c.init, c.next = "AliasFSpec", None, None
+        c.invariants = [f"AliasRefInv{i}" for i in range(len(gr.cfg.invariants))]
+        c.properties = ["AliasRefSpec"] + [f"AliasRefProp{i}" for i in range(len(gr.cfg.properties))]
+        text, flags = gr._write(c)
+        return gr._tlc(files, FORWARD, text, flags, "forward_refinement")
+
+    def reverse(self, st: Staged, ref: Refinement):
+        """TLC runs R and checks G's safety formula with G's variables as expressions over R's."""
+        gr = self.gr
+        subst = ", ".join(f"{g_name(g)} <- {ref.inverse[g]}" for g in st.g_vars)
+        body = [f"AliasG == INSTANCE {st.model} WITH {subst}", "AliasGVars == AliasG!AliasOutVars",
+                "AliasGSafety == AliasG!AliasOutInit /\\ [][AliasG!AliasOutNext]_AliasGVars"]
+        files, c = self._root(st, REVERSE, ref, body)
+        c.properties = ["AliasGSafety"]
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        return gr._tlc(files, REVERSE, text, flags, "reverse_refinement")
+
+    def reverse_graph(self, st: Staged, ref: Refinement) -> tuple[bool, str]:
+        """R's state graph and the forward module's, projected onto R's variables, accept
+        the same sequences of observable states. (passed, detail)."""
+        gr = self.gr
+        rg = gr.reference_graph()
+        if rg is None:
+            return False, "reference state graph not available"
+        files, c = self._root(st, FORWARD, ref, self._product(st, ref.forward))
+        c.specification, c.init, c.next, c.view = "AliasFSpec", None, None, None
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        pg = gr._dump(files, FORWARD, text, flags, "graph_refinement")
+        if pg is None:
+            return False, "state graph of the output under the mapping not available"
+        rv = list(gr.r_vars)
+        same, witness = gr.sg.equivalent_observable(gr.sg.project(rg, rv), gr.sg.project(pg, rv))
+        return same, "equivalent" if same else f"state graphs differ: {str(witness)[:300]}"
+
+    def data_graph(self, st: Staged, m: Match) -> str | None:
+        """Appendix I with a refinement mapping of R's data variables (R has control-label
+        variables such as PlusCal's ``pc``; G's control state may be shaped otherwise):
+        TLC dumps R's state graph and the product's (R's control variables held at a
+        dummy value), both are projected onto R's data variables and must accept the
+        same sequences of observable states. None on a pass, else a reason."""
+        gr, v = self.gr, self.v
+        self.tried += 1
+        data = [x for x in gr.r_vars if x not in gr.r_control]
+        ref = to_refinement(m, g_name)
+        exprs = dict(ref.forward) | {x: '"AliasNone"' for x in gr.r_control}
+        v.mapping = {"variables": to_refinement(m, lambda x: x).forward, "constants": dict(st.consts),
+                     "labels": {}, **m.describe()}
+        rg = gr.reference_graph()
+        files, c = self._root(st, FORWARD, ref, self._product(st, exprs))
+        c.specification, c.init, c.next, c.view = "AliasFSpec", None, None, None
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        pg = gr._dump(files, FORWARD, text, flags, "graph_data_mapping")
+        if rg is None or pg is None:
+            v.attempts.append(f"data graph {m.describe()['leaves']}: state graph not available")
+            return "data_graph_unavailable"
+        same, w = gr.sg.equivalent_observable(gr.sg.project(rg, data), gr.sg.project(pg, data))
+        v.attempts.append(f"data graph {m.describe()['leaves']}: {'equivalent' if same else 'differs: ' + str(w)[:200]}")
+        v.forward = v.reverse = "graph_equivalent" if same else "graph_differs"
+        if not same:
+            return "data_graph_differs"
+        return self._data_properties(st, ref, exprs)
+
+    def _data_properties(self, st: Staged, ref: Refinement, exprs: dict[str, str]) -> str | None:
+        """TLC runs the product and checks the cfg's properties that mention no control
+        variable (the data graphs compare safety only): None when they hold."""
+        gr = self.gr
+        props = gr.data_properties()
+        if not props:
+            return None
+        body = self._product(st, exprs) + [f"AliasRefProp{i} == {gr.cfg.properties[i]}" for i in props]
+        files, c = self._root(st, FORWARD, ref, body)
+        c.specification, c.init, c.next = "AliasFSpec", None, None
+        c.properties = [f"AliasRefProp{i}" for i in props]
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        res = gr._tlc(files, FORWARD, text, flags, "data_properties_refinement")
+        self.v.attempts.append(f"data graph properties: {res.kind}")
+        if res.passed:
+            return None
+        self.v.error_text = res.detail
+        return f"data_properties_{res.kind}"
+
+    def run_data_graph(self, g_vars: list[str], g_consts: list[str], limit: int) -> str | None:
+        """:meth:`data_graph` over the mappings of R's data variables the dumps allow."""
+        r_side = self.gr.reference_side()
+        data = [x for x in self.gr.r_vars if x not in self.gr.r_control]
+        if r_side is None or not data:
+            return "no_data_variables"
+        r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
+                      [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
+        reason = "no_refinement_mapping_fits"
+        for cm in constant_maps(self.gr.r_consts, g_consts):
+            st = self.stage(cm, g_vars, g_consts)
+            if isinstance(st, str):
+                reason = st
+                continue
+            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
+            if g_side is None:
+                continue
+            for m in Search(r_data, g_side, subset=True).matches(limit):
+                if self.tried >= limit:
+                    return "search_cut"
+                reason = self.data_graph(st, m)
+                if reason is None:
+                    return None
+        return reason
+
+    # ------------------------------------------------------------------ profiles
+    def profile(self, st: Staged, reachable: bool = True) -> Side | None:
+        """The output's states from a dump of G alone (R's variables held at a dummy
+        value; the cfg's constraints, symmetry and view dropped): every reachable state
+        within the profile limits (with ``reachable``), else only the initial states;
+        None when TLC cannot run the output."""
+        gr = self.gr
+        rv = list(gr.r_vars)
+        gv = [g_name(g) for g in st.g_vars]
+        body = [f"VARIABLES {', '.join(gv)}", f"AliasG == INSTANCE {st.model}",
+                "AliasPInit == " + " /\\ ".join(["AliasG!AliasOutInit"] + [f'{r} = "AliasNone"' for r in rv]),
+                f"AliasPNext == AliasG!AliasOutNext /\\ UNCHANGED <<{', '.join(rv)}>>",
+                f"AliasPVars == <<{', '.join(gv + rv)}>>",
+                "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
+                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"]
+        files, c = self._root(st, PROFILE, None, body)
+        c.specification, c.init, c.next = "AliasPSpec", None, None
+        c.constraints, c.action_constraints, c.symmetry, c.view = [], [], None, None
+        c.check_deadlock = False
+        back = {g_name(g): g for g in st.g_vars}
+        full = self._side(files, PROFILE, c, back, "profile_output") if reachable else None
+        if full is not None:
+            return full
+        c.action_constraints = ["AliasPNoStep"]
+        return self._side(files, PROFILE, c, back, "profile_output_initial", reachable=False)
+
+    def _side(self, files, main, c, names: dict[str, str], purpose: str, reachable: bool = True) -> Side | None:
+        text, flags = self.gr._write(c)
+        g = self.gr._dump(files, main, text, flags, purpose, max_bytes=PROFILE_MAX_BYTES,
+                          timeout_s=PROFILE_TIMEOUT_S)
+        return None if g is None else graph_side(g, names, reachable)
+
+    # ------------------------------------------------------------------ the search
+    def run(self, g_vars: list[str], g_consts: list[str], skip: set, limit: int) -> str | None:
+        """Search and check mappings under each constant map; ``None`` on a pass, else
+        the reason of the last failure. ``skip``: renaming maps the paper's procedure
+        already tried, as ``(frozenset(constant map), frozenset(variable map))``."""
+        reason = None
+        r_side = self.gr.reference_side()
+        if r_side is None:
+            return "reference_profile_unavailable"
+        for cm in constant_maps(self.gr.r_consts, g_consts):
+            st = self.stage(cm, g_vars, g_consts)
+            if isinstance(st, str):
+                reason = st
+                continue
+            # G alone has no state constraint: where R needs one (or R's own dump is too
+            # large), G's reachable states would run to the limit; its initial states prune
+            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
+            if g_side is None:
+                reason = reason or "output_profile_failed"
+                continue
+            search = Search(r_side, g_side, subset=self.gr.restricted_exploration)
+            found = False
+            for m in search.matches(limit):
+                found = True
+                if m.is_renaming and (frozenset(cm.items()), frozenset(m.renaming.items())) in skip:
+                    continue
+                if self.tried >= limit:
+                    self.v.attempts.append(f"refinement search cut at {limit} mappings")
+                    return "search_cut"
+                reason = self.check(st, m)
+                if reason is None:
+                    return None
+            if not found:
+                reason = reason or "no_refinement_mapping_fits"
+                self.searched = True
+                self.v.error_text = search.explain()
+                self.v.attempts.append(f"refinement search: {self.v.error_text}")
+        return reason or "no_refinement_mapping_fits"
+
+    def check(self, st: Staged, m: Match) -> str | None:
+        """Forward and reverse checks of one mapping; None on a pass, else a reason."""
+        self.tried += 1
+        ref = to_refinement(m, g_name)
+        v = self.v
+        shown = to_refinement(m, lambda x: x)
+        v.mapping = {"variables": shown.forward, "constants": dict(st.consts), "labels": {},
+                     **m.describe()}
+        fwd = self.forward(st, ref)
+        v.forward, v.distinct_states, v.error_text = fwd.kind, fwd.distinct_states, fwd.detail
+        desc = m.describe()["leaves"]
+        if not fwd.passed:
+            v.attempts.append(f"refinement {desc}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
+            return f"forward_{fwd.kind}"
+        if ref.inverse is not None:
+            rev = self.reverse(st, ref)
+            v.reverse, v.error_text = rev.kind, rev.detail
+            ok, detail = rev.passed, rev.detail
+            kind = rev.kind
+        else:
+            ok, detail = self.reverse_graph(st, ref)
+            kind = "graph_equivalent" if ok else "graph_differs"
+            v.reverse, v.error_text = kind, None if ok else detail
+        v.attempts.append(f"refinement {desc}: forward passes, reverse {kind}")
+        return None if ok else f"reverse_{kind}"
+
+
+def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
+    """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
+    name; others dropped), values as TLC's texts."""
+    states = {nid: {names[k]: x for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
+    return Side(list(names.values()), list(states.values()), [states[i] for i in g.initial if i in states],
+                reachable)
+
+
+def constant_maps(r_consts: list[str], g_consts: list[str], limit: int = 24):
+    """Maps R constant -> G constant (partial, one-to-one): same names kept; the others
+    paired by position, then every other injection, at most ``limit``; an R constant left
+    out keeps its cfg value, a G constant left out is bound by name (see the module doc)."""
+    fixed = {c: c for c in r_consts if c in g_consts}
+    r_rest = [c for c in r_consts if c not in fixed]
+    g_rest = [c for c in g_consts if c not in fixed]
+    k = min(len(r_rest), len(g_rest))
+    seen = 0
+    for size in range(k, -1, -1):
+        for rs in itertools.combinations(r_rest, size):
+            for gs in itertools.permutations(g_rest, size):
+                yield {**fixed, **dict(zip(rs, gs))}
+                seen += 1
+                if seen >= limit:
+                    return
+
+
+__all__ = ["Refiner", "Staged", "graph_side", "constant_maps", "g_name", "FORWARD", "REVERSE", "PROFILE"]

@@ -1,0 +1,625 @@
+"""Refinement mappings for the behavior grade: the search and the TLA+ they become.
+
+The paper's behavior grade (Methods "Behavior-based grade", Appendix H) maps each
+variable of the reference R to one variable of the output G, by name. An output that
+merges variables into a record, splits a record into variables, keeps a flag as a
+boolean where R uses 0 and 1, or adds a history variable then fails though its
+behaviors match (paper, "Construct validity"). This module finds *refinement
+mappings*: each of R's variables as an expression over G's, from a small grammar:
+
+* a G variable, or a record field, tuple component, or per-element field of a function
+  of records of a G variable (``g``, ``g.f``, ``g[2]``, ``[p \\in DOMAIN g |-> g[p].f]``),
+  and R's variable built back from several of those (a record, a tuple, or a function of
+  records) when G splits it;
+* each of those re-encoded by a bijection of finite value sets (BOOLEAN and {0, 1},
+  strings and numbers or model values), applied to the value or to every value of a
+  function (:class:`Encoding`);
+* a G variable left out (an auxiliary variable that never constrains the others).
+
+Pieces are *leaves* (:class:`Leaf`): a variable with a path (``()``, a field, a
+component, a per-element field). A mapping (:class:`Match`) pairs every leaf of one
+decomposition of each R variable with a distinct leaf of G, with an encoding. The
+search (:func:`search`) is exhaustive over the pairs that the state dumps allow: a pair
+needs R's leaf values to be the encoded G leaf values, and a partial mapping needs the
+R states, restricted to the mapped leaves, to be the encoded G states (as sets; a
+subset where R's cfg restricts exploration or G's dump is only of initial states).
+:meth:`Match.refinement` writes a mapping as TLA+: the forward expressions
+(R variable -> expression over G's variables) and, where every G variable is recovered,
+the inverse (G variable -> expression over R's).
+
+Pure Python: the TLC runs are in :mod:`alias.grade.behavior`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, parse_value, sort_key, to_tla
+
+#: Leaf path steps: a record field, a tuple component, and the same inside every value
+#: of a function (``mf``/``mi``).
+FIELD, INDEX, MAP_FIELD, MAP_INDEX = "f", "i", "mf", "mi"
+#: The largest value set a re-encoding bijection is searched over (k! bijections).
+MAX_ENCODED_VALUES = 6
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A variable with a path: ``()`` (the whole value) or ``(step, key)``."""
+
+    var: str
+    path: tuple = ()
+
+    def value(self, state: dict[str, Value]) -> Value:
+        return leaf_value(state[self.var], self.path)
+
+    def __str__(self) -> str:
+        if not self.path:
+            return self.var
+        step, key = self.path
+        return {FIELD: f"{self.var}.{key}", INDEX: f"{self.var}[{key}]",
+                MAP_FIELD: f"{self.var}[*].{key}", MAP_INDEX: f"{self.var}[*][{key}]"}[step]
+
+
+def leaf_value(v: Value, path: tuple) -> Value:
+    """The value of ``path`` in ``v`` (see :class:`Leaf`); a :class:`Fcn` or :class:`Seq`
+    for the per-element paths. Raises KeyError/IndexError/TypeError when ``v`` has no such part."""
+    if not path:
+        return v
+    step, key = path
+    if step == FIELD:
+        return dict(v.fields)[key]
+    if step == INDEX:
+        return v.items[key - 1]
+    f = as_function(v)
+    if f is None:
+        raise TypeError("not a function")
+    inner = (FIELD if step == MAP_FIELD else INDEX, key)
+    pairs = [(k, leaf_value(x, inner)) for k, x in f.items()]
+    return Seq(tuple(x for _, x in pairs)) if isinstance(v, Seq) else Fcn(tuple(pairs))
+
+
+def _same_fields(values: Sequence[Value]) -> list[str] | None:
+    if values and all(isinstance(v, Rec) for v in values):
+        keys = {tuple(k for k, _ in v.fields) for v in values}
+        if len(keys) == 1:
+            return list(next(iter(keys)))
+    return None
+
+
+def _same_length(values: Sequence[Value], lo: int = 2, hi: int = 8) -> int | None:
+    if values and all(isinstance(v, Seq) for v in values):
+        n = {len(v.items) for v in values}
+        if len(n) == 1 and lo <= next(iter(n)) <= hi:
+            return next(iter(n))
+    return None
+
+
+def var_options(var: str, values: Sequence[Value]) -> list[list[Leaf]]:
+    """The ways to cut variable ``var`` into leaves, given the values it takes: the
+    whole variable first, then its record fields or tuple components, then the fields or
+    components of the values of a function (every value a record with the same fields,
+    or a tuple of one length)."""
+    opts = [[Leaf(var)]]
+    fields = _same_fields(values)
+    if fields:
+        opts.append([Leaf(var, (FIELD, f)) for f in fields])
+    n = _same_length(values)
+    if n:
+        opts.append([Leaf(var, (INDEX, i)) for i in range(1, n + 1)])
+    ranges = [x for v in values for x in (as_function(v) or {}).values()] \
+        if values and all(as_function(v) is not None for v in values) else []
+    fields = _same_fields(ranges)
+    if fields:
+        opts.append([Leaf(var, (MAP_FIELD, f)) for f in fields])
+    n = _same_length(ranges)
+    if n:
+        opts.append([Leaf(var, (MAP_INDEX, i)) for i in range(1, n + 1)])
+    return opts
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """A bijection of atoms ``pairs`` (G atom, R atom), applied to an atom or to every
+    value of a function (``pointwise``). The identity when ``pairs`` is empty."""
+
+    pairs: tuple = ()
+    pointwise: bool = False
+
+    @property
+    def identity(self) -> bool:
+        return not self.pairs
+
+    def apply(self, v: Value) -> Value:
+        if not self.pairs:
+            return v
+        m = dict(self.pairs)
+        if not self.pointwise:
+            return m[v]
+        if isinstance(v, Seq):
+            return Seq(tuple(m[x] for x in v.items))
+        return Fcn(tuple((k, m[x]) for k, x in v.pairs))
+
+    def inverse(self) -> "Encoding":
+        return Encoding(tuple(sorted(((b, a) for a, b in self.pairs), key=lambda p: sort_key(p[0]))),
+                        self.pointwise)
+
+
+def _atoms(values: set[Value]) -> tuple[set[Value], bool] | None:
+    """The atoms of a leaf's values and whether they sit inside functions; None when
+    the values are neither all atoms nor all functions of atoms."""
+    if all(is_atom(v) for v in values):
+        return set(values), False
+    fs = [as_function(v) for v in values]
+    if all(f is not None for f in fs):
+        atoms = {x for f in fs for x in f.values()}
+        if all(is_atom(x) for x in atoms):
+            return atoms, True
+    return None
+
+
+def _order_preserving_first(g: list[Value], r: list[Value]) -> Iterator[tuple]:
+    g = sorted(g, key=sort_key)
+    r = sorted(r, key=sort_key)
+    yield tuple(zip(g, r))
+    for perm in itertools.permutations(r):
+        p = tuple(zip(g, perm))
+        if list(perm) != r:
+            yield p
+
+
+def encodings(r_vals: set[Value], g_vals: set[Value], *, subset: bool) -> list[Encoding]:
+    """The encodings E with E(G leaf values) = R leaf values (``subset``: R's values a
+    subset of the encoded G values): the identity if it fits, then the bijections of
+    value sets (at most :data:`MAX_ENCODED_VALUES` values), order-preserving first."""
+    def fits(enc: Encoding) -> bool:
+        try:
+            mapped = {enc.apply(v) for v in g_vals}
+        except (KeyError, TypeError, AttributeError):
+            return False
+        return r_vals <= mapped if subset else r_vals == mapped
+
+    out = [Encoding()] if fits(Encoding()) else []
+    ra, ga = _atoms(r_vals), _atoms(g_vals)
+    if ra is None or ga is None or ra[1] != ga[1] or ra[0] == ga[0]:
+        return out
+    (r_atoms, pointwise), (g_atoms, _) = ra, ga
+    if len(r_atoms) > len(g_atoms) or (not subset and len(r_atoms) != len(g_atoms)):
+        return out
+    for pairs in _bijections_of(sorted(g_atoms, key=sort_key), sorted(r_atoms, key=sort_key)):
+        enc = Encoding(pairs, pointwise)
+        if fits(enc):
+            out.append(enc)
+    return out
+
+
+def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
+    """Bijections G atoms -> R atoms (``len(g) >= len(r)``; surplus G atoms only where R's
+    dump is a subset): an atom both sides use stays itself and the others are permuted
+    among each other (at most :data:`MAX_ENCODED_VALUES` of them); failing that, the
+    one order-preserving bijection (a shift of indices, say)."""
+    shared = [x for x in g if x in r]
+    g_rest = [x for x in g if x not in shared]
+    r_rest = [x for x in r if x not in shared]
+    found = False
+    if len(g_rest) == len(r_rest) and 0 < len(g_rest) <= MAX_ENCODED_VALUES:
+        for pairs in _order_preserving_first(g_rest, r_rest):
+            found = True
+            yield tuple(sorted([(x, x) for x in shared] + list(pairs), key=lambda p: sort_key(p[0])))
+    if not found and shared and len(g) == len(r):
+        yield tuple(zip(g, r))
+
+
+# --------------------------------------------------------------------------- the search
+
+
+@dataclass
+class Side:
+    """What the state dumps say about one module: its variables (declaration order),
+    ``states`` (each ``{variable: TLC's value text}``: the reachable states, or only the
+    initial ones when ``reachable`` is false) and ``initial`` (the initial states). Texts
+    are parsed (:func:`alias.tla.values.parse_value`) only where a decomposition or an
+    encoding needs the values: TLC prints a value one way, so equal texts are equal values."""
+
+    variables: list[str]
+    states: list[dict[str, str]]
+    initial: list[dict[str, str]]
+    reachable: bool = True
+
+
+@dataclass(frozen=True)
+class Pair:
+    r: Leaf
+    g: Leaf
+    enc: Encoding
+
+
+@dataclass(frozen=True)
+class Derived:
+    """An R leaf that R's own states determine from another R leaf ``source`` (a redundant
+    variable, such as a per-process phase kept beside the state it follows): its value is
+    ``enc`` (a function, not necessarily one-to-one) of ``source``'s."""
+
+    r: Leaf
+    source: Leaf
+    enc: Encoding
+
+
+@dataclass
+class Match:
+    """A refinement mapping: every leaf of R's chosen decomposition paired with a G leaf,
+    or ``derived`` from another paired R leaf."""
+
+    pairs: tuple[Pair, ...]
+    r_cut: dict[str, list[Leaf]]
+    g_cut: dict[str, list[Leaf]]
+    g_variables: list[str]
+    derived: tuple[Derived, ...] = ()
+
+    @classmethod
+    def of(cls, pairs: Sequence[Pair], r_variables: Sequence[str], g_variables: Sequence[str]) -> "Match":
+        """A mapping from its pairs: every R variable must appear in a pair (whole, or
+        each of its leaves); a G variable in no pair is auxiliary. Raises ValueError."""
+        r_cut = {v: [p.r for p in pairs if p.r.var == v] for v in r_variables}
+        missing = [v for v, leaves in r_cut.items() if not leaves]
+        if missing:
+            raise ValueError(f"reference variables without a pair: {missing}")
+        g_cut = {v: [p.g for p in pairs if p.g.var == v] or [Leaf(v)] for v in g_variables}
+        return cls(tuple(pairs), r_cut, g_cut, list(g_variables))
+
+    @property
+    def is_renaming(self) -> bool:
+        """A one-to-one variable renaming: whole to whole, no encoding, no G variable left out."""
+        return all(not p.r.path and not p.g.path and p.enc.identity for p in self.pairs) \
+            and len(self.pairs) == len(self.g_variables) and not self.derived
+
+    @property
+    def renaming(self) -> dict[str, str]:
+        return {p.r.var: p.g.var for p in self.pairs}
+
+    @property
+    def auxiliary(self) -> list[str]:
+        """G variables no pair uses (history variables, for instance)."""
+        used = {p.g.var for p in self.pairs}
+        return [g for g in self.g_variables if g not in used]
+
+    @property
+    def invertible(self) -> bool:
+        """Every G leaf of the G decomposition is paired: each G variable is an expression over R's."""
+        used = {p.g for p in self.pairs}
+        return all(leaf in used for g in self.g_variables for leaf in self.g_cut[g])
+
+    def describe(self) -> dict:
+        """JSON-ready: ``{R leaf: G leaf [+ encoding]}`` and the auxiliary G variables."""
+        out = {}
+        for p in self.pairs:
+            enc = "" if p.enc.identity else " via {" + ", ".join(
+                f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in p.enc.pairs) + "}"
+            out[str(p.r)] = str(p.g) + enc
+        for d in self.derived:
+            out[str(d.r)] = f"derived from {d.source} via {{" + ", ".join(
+                f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in d.enc.pairs) + "}"
+        return {"leaves": out, "auxiliary": self.auxiliary}
+
+
+def _similarity(a: str, b: str) -> float:
+    return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+#: The most distinct values of a variable that are parsed for decompositions and
+#: encodings; a variable with more is matched whole and as it is.
+PARSE_LIMIT = 5000
+
+
+class Search:
+    """Exhaustive search of refinement mappings from R (``r``) to G (``g``), pruned by
+    the state dumps. ``subset``: R's states need only be a subset of the encoded G states
+    (R's cfg has a CONSTRAINT, ACTION_CONSTRAINT, SYMMETRY or VIEW, or a dump is not of
+    every reachable state); else the sets must be equal. ``joint_limit``: the most states
+    per side for which partial mappings are checked on whole states (larger dumps are
+    checked leaf by leaf and on their initial states). Iterate :meth:`matches`."""
+
+    def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000):
+        self.r, self.g = r, g
+        self.subset = subset or not g.reachable or not r.reachable
+        self._parsed: dict[str, Value] = {}
+        self.r_opts = {v: self._options(r, v) for v in r.variables}
+        self.g_opts = {v: self._options(g, v) for v in g.variables}
+        self.g_option_of = {leaf: i for v in g.variables for i, opt in enumerate(self.g_opts[v]) for leaf in opt}
+        self._cands: dict[Leaf, list[tuple[Leaf, Encoding]]] = {}
+        self._cols: dict = {}
+        self.joint = max(len(r.states), len(g.states)) <= joint_limit
+        self.tried_pairs = 0
+
+    def _parse(self, text: str) -> Value:
+        v = self._parsed.get(text)
+        if v is None:
+            v = self._parsed[text] = parse_value(text)
+        return v
+
+    def _distinct(self, side: Side, var: str) -> set[str]:
+        return {s[var] for s in side.states}
+
+    def _options(self, side: Side, var: str) -> list[list[Leaf]]:
+        texts = self._distinct(side, var)
+        if len(texts) > PARSE_LIMIT or not any(t[:1] in "[(<" for t in texts):
+            return [[Leaf(var)]]
+        return var_options(var, [self._parse(t) for t in texts])
+
+    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None,
+                parsed: bool = False) -> list | None:
+        """The leaf's value in each state (TLC's text where ``parsed`` is false and the
+        leaf is a whole variable; else parsed, and encoded by ``enc``); None when a state
+        has no such part."""
+        key = (side, leaf, initial, enc, parsed)
+        if key not in self._cols:
+            src = self.r if side == "r" else self.g
+            rows = src.initial if initial else src.states
+            try:
+                if not parsed and not leaf.path:
+                    col = [s[leaf.var] for s in rows]
+                else:
+                    col = [leaf_value(self._parse(s[leaf.var]), leaf.path) for s in rows]
+                    col = col if enc is None or enc.identity else [enc.apply(v) for v in col]
+                self._cols[key] = col
+            except (KeyError, IndexError, TypeError, AttributeError):
+                self._cols[key] = None
+        return self._cols[key]
+
+    @staticmethod
+    def _parsed_pair(a: Leaf, b: Leaf, enc: Encoding) -> bool:
+        return bool(a.path or b.path or not enc.identity)
+
+    def _pair_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
+        """Encodings under which G leaf ``b``'s values give R leaf ``a``'s."""
+        rt, gt = self._distinct(self.r, a.var), self._distinct(self.g, b.var)
+        out = []
+        if not a.path and not b.path and (rt <= gt if self.subset else rt == gt):
+            out.append(Encoding())
+        if len(rt) > PARSE_LIMIT or len(gt) > PARSE_LIMIT:
+            return out
+        ra, gb = self._column("r", a, False, parsed=True), self._column("g", b, False, parsed=True)
+        if ra is None or gb is None:
+            return out
+        return out + [e for e in encodings(set(ra), set(gb), subset=self.subset)
+                      if not (e.identity and not a.path and not b.path)]
+
+    def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
+        """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
+        best first (identity, whole for whole, similar name, same position)."""
+        if a in self._cands:
+            return self._cands[a]
+        out = []
+        rpos = self.r.variables.index(a.var)
+        for gpos, gv in enumerate(self.g.variables):
+            for leaf in [x for opt in self.g_opts[gv] for x in opt]:
+                for enc in self._pair_encodings(a, leaf):
+                    if not self._fits([Pair(a, leaf, enc)], initial=True):
+                        continue
+                    score = (not enc.identity, bool(a.path) != bool(leaf.path), -_similarity(str(a), str(leaf)),
+                             gpos != rpos, str(leaf))
+                    out.append((score, leaf, enc))
+        out.sort(key=lambda t: t[0])
+        self._cands[a] = [(leaf, enc) for _, leaf, enc in out]
+        return self._cands[a]
+
+    def _fits(self, pairs: list[Pair], initial: bool) -> bool:
+        """R's states (or initial states) restricted to the paired leaves equal (or are
+        among) the G states restricted to their G leaves and encoded."""
+        flags = [self._parsed_pair(p.r, p.g, p.enc) for p in pairs]
+        rc = [self._column("r", p.r, initial, parsed=f) for p, f in zip(pairs, flags)]
+        gc = [self._column("g", p.g, initial, p.enc, parsed=f) for p, f in zip(pairs, flags)]
+        if any(c is None for c in rc + gc):
+            return False
+        rs, gs = set(zip(*rc)), set(zip(*gc))
+        return rs <= gs if self.subset else rs == gs
+
+    def _joint_fits(self, pairs: list[Pair]) -> bool:
+        if len(pairs) < 2:
+            return True
+        return self._fits(pairs, initial=True) and (not self.joint or self._fits(pairs, initial=False))
+
+    def r_cuts(self) -> Iterator[dict[str, list[Leaf]]]:
+        """Decompositions of R's variables, fewest cut variables first (lazily)."""
+        cuttable = [v for v in self.r.variables if len(self.r_opts[v]) > 1]
+        for k in range(len(cuttable) + 1):
+            for chosen in itertools.combinations(cuttable, k):
+                for idx in itertools.product(*[range(1, len(self.r_opts[v])) for v in chosen]):
+                    pick = dict(zip(chosen, idx))
+                    yield {v: self.r_opts[v][pick.get(v, 0)] for v in self.r.variables}
+
+    def matches(self, limit: int = 1000) -> Iterator[Match]:
+        """Every refinement mapping the dumps allow (at most ``limit``), best first:
+        fewer cut R variables, then identity encodings and similar names first. A whole R
+        variable no G leaf fits but that R's states determine from another R variable is
+        derived from it (:class:`Derived`)."""
+        n = 0
+        for r_cut in self.r_cuts():
+            r_leaves = [x for v in self.r.variables for x in r_cut[v]]
+            unmatched = [a for a in r_leaves if not self._compatible(a)]
+            derived = [self.derivation(a, [x for x in r_leaves if x not in unmatched]) for a in unmatched]
+            if any(d is None for d in derived):
+                continue
+            rest = [a for a in r_leaves if a not in unmatched]
+            for pairs, g_choice in self._assign(rest):
+                g_cut = {v: self.g_opts[v][g_choice.get(v, 0)] for v in self.g.variables}
+                yield Match(tuple(pairs), r_cut, g_cut, list(self.g.variables), tuple(derived))
+                n += 1
+                if n >= limit:
+                    return
+
+    def explain(self) -> str:
+        """Why no mapping fits, from the dumps: the first reference variable no output leaf
+        fits (its values and initial values beside those of the output variable nearest by
+        name), or that the joint states differ."""
+        def show(side: Side, v: str, initial: bool) -> str:
+            vals = sorted({s[v] for s in (side.initial if initial else side.states)})
+            return "{" + ", ".join(vals[:4]) + (", ..." if len(vals) > 4 else "") + "}"
+
+        for v in self.r.variables:
+            if any(self._compatible(x) for opt in self.r_opts[v] for x in opt):
+                continue
+            near = max(self.g.variables, key=lambda g: _similarity(v, g), default=None)
+            there = "" if near is None else (f"; output variable {near}: values {show(self.g, near, False)}, "
+                                             f"initially {show(self.g, near, True)}")
+            return (f"no output variable, field or encoding takes the values of reference variable {v} "
+                    f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
+        return ("every reference variable has output counterparts, but under no joint assignment are the "
+                "reference's states the output's states, mapped")
+
+    def derivation(self, a: Leaf, sources: list[Leaf]) -> Derived | None:
+        """``a`` (a whole R variable) as a function of one of ``sources`` (whole R
+        variables) in every R state: pointwise on atoms where both are functions with the
+        same domain in each state, else on whole values; None when none determines it."""
+        if a.path:
+            return None
+        for src in sources:
+            if src.path or src == a:
+                continue
+            pairs = {(s[src.var], s[a.var]) for s in self.r.states}
+            if len({x for x, _ in pairs}) != len(pairs) or len(pairs) > PARSE_LIMIT:
+                continue
+            parsed = [(self._parse(x), self._parse(y)) for x, y in pairs]
+            enc = _pointwise_function(parsed) or Encoding(tuple(sorted(parsed, key=lambda p: sort_key(p[0]))))
+            return Derived(a, src, enc)
+        return None
+
+    def _assign(self, r_leaves: list[Leaf]) -> Iterator[tuple[list[Pair], dict[str, int]]]:
+        cands = {a: self._compatible(a) for a in r_leaves}
+        if any(not c for c in cands.values()):
+            return
+        order = sorted(r_leaves, key=lambda a: (len(cands[a]), self.r.variables.index(a.var)))
+
+        def rec(i: int, used: set, choice: dict, cur: list[Pair]):
+            if i == len(order):
+                yield sorted(cur, key=lambda p: (self.r.variables.index(p.r.var), str(p.r))), dict(choice)
+                return
+            a = order[i]
+            for b, enc in cands[a]:
+                opt = self.g_option_of[b]
+                if b in used or choice.get(b.var, opt) != opt:
+                    continue
+                cur.append(Pair(a, b, enc))
+                self.tried_pairs += 1
+                if self._joint_fits(cur):
+                    used.add(b)
+                    fresh = b.var not in choice
+                    choice[b.var] = opt
+                    yield from rec(i + 1, used, choice, cur)
+                    if fresh:
+                        del choice[b.var]
+                    used.discard(b)
+                cur.pop()
+
+        yield from rec(0, set(), {}, [])
+
+
+# --------------------------------------------------------------------------- TLA+ text
+
+
+@dataclass
+class Refinement:
+    """A mapping as TLA+ text. ``forward``: R variable -> expression over G's variables
+    (named by ``g_name``); ``inverse``: G variable -> expression over R's variables, or
+    None when some G variable is not recovered (auxiliary). ``model_values``: names of
+    model values the expressions use, each written as ``AliasMV_<name>`` (a constant the
+    cfg binds to the model value)."""
+
+    forward: dict[str, str]
+    inverse: dict[str, str] | None
+    model_values: list[str] = field(default_factory=list)
+
+
+def _pointwise_function(parsed: list[tuple[Value, Value]]) -> Encoding | None:
+    """A function of atoms f with ``y[k] = f(x[k])`` for every pair of functions ``(x, y)``
+    of equal domains; None where the pairs are not such functions."""
+    f: dict = {}
+    for x, y in parsed:
+        fx, fy = as_function(x), as_function(y)
+        if fx is None or fy is None or fx.keys() != fy.keys():
+            return None
+        for k, v in fx.items():
+            if not is_atom(v) or not is_atom(fy[k]) or f.setdefault(v, fy[k]) != fy[k]:
+                return None
+    return Encoding(tuple(sorted(f.items(), key=lambda p: sort_key(p[0]))), pointwise=True) if f else None
+
+
+class _Writer:
+    """Writes the expressions of one mapping: fresh bound names (nested function
+    constructors may not reuse one) and the model values they name."""
+
+    def __init__(self):
+        self.n = 0
+        self.model_values: list[str] = []
+
+    def fresh(self, stem: str) -> str:
+        self.n += 1
+        return f"Alias{stem}{self.n}"
+
+    def mv(self, name: str) -> str:
+        if name not in self.model_values:
+            self.model_values.append(name)
+        return f"AliasMV_{name}"
+
+    def leaf(self, leaf: Leaf, var_expr: str) -> str:
+        if not leaf.path:
+            return var_expr
+        step, key = leaf.path
+        if step == FIELD:
+            return f"{var_expr}.{key}"
+        if step == INDEX:
+            return f"{var_expr}[{key}]"
+        p = self.fresh("P")
+        inner = f".{key}" if step == MAP_FIELD else f"[{key}]"
+        return f"[{p} \\in DOMAIN {var_expr} |-> {var_expr}[{p}]{inner}]"
+
+    def encode(self, expr: str, enc: Encoding) -> str:
+        if enc.identity:
+            return expr
+        x = self.fresh("X")
+        case = "CASE " + " [] ".join(f"{x} = {to_tla(a, self.mv)} -> {to_tla(b, self.mv)}" for a, b in enc.pairs)
+        if not enc.pointwise:
+            return f"(LET {x} == {expr} IN {case})"
+        q = self.fresh("Q")
+        return f"[{q} \\in DOMAIN ({expr}) |-> LET {x} == ({expr})[{q}] IN {case}]"
+
+    def build(self, cut: list[Leaf], parts: dict[Leaf, str]) -> str:
+        """The expression of a variable cut into ``cut`` from the expression of each leaf."""
+        if len(cut) == 1 and not cut[0].path:
+            return parts[cut[0]]
+        step = cut[0].path[0]
+        if step == FIELD:
+            return "[" + ", ".join(f"{x.path[1]} |-> {parts[x]}" for x in cut) + "]"
+        if step == INDEX:
+            return "<<" + ", ".join(parts[x] for x in cut) + ">>"
+        p = self.fresh("P")
+        if step == MAP_FIELD:
+            body = "[" + ", ".join(f"{x.path[1]} |-> ({parts[x]})[{p}]" for x in cut) + "]"
+        else:
+            body = "<<" + ", ".join(f"({parts[x]})[{p}]" for x in cut) + ">>"
+        return f"[{p} \\in DOMAIN ({parts[cut[0]]}) |-> {body}]"
+
+
+def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
+    """The TLA+ expressions of ``m``: ``g_name(v)`` / ``r_name(v)`` give the name under
+    which a G / R variable appears in the module that uses the expression."""
+    w = _Writer()
+    fwd_parts = {p.r: w.encode(w.leaf(p.g, g_name(p.g.var)), p.enc) for p in m.pairs}
+    for d in m.derived:
+        fwd_parts[d.r] = w.encode(fwd_parts[d.source], d.enc)
+    forward = {v: w.build(cut, fwd_parts) for v, cut in m.r_cut.items()}
+    inverse = None
+    if m.invertible:
+        inv_parts = {p.g: w.encode(w.leaf(p.r, r_name(p.r.var)), p.enc.inverse()) for p in m.pairs}
+        inverse = {v: w.build(m.g_cut[v], inv_parts) for v in m.g_variables}
+    return Refinement(forward, inverse, w.model_values)
+
+
+__all__ = ["Leaf", "Encoding", "Side", "Pair", "Derived", "Match", "Search", "Refinement", "var_options", "encodings",
+           "leaf_value", "to_refinement"]
