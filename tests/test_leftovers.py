@@ -34,6 +34,14 @@ def _jvms(marker: str, tools: bool = False) -> list[str]:
     return subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     """A folder where the embedded corpus is ingested and renamed (verify's inputs)."""
@@ -70,6 +78,9 @@ def test_a_killed_stage_leaves_no_process_and_no_run_folder(workdir, tmp_path, m
     assert stage.poll() is None, "the stage ended before it could be killed"
     os.killpg(stage.pid, signal.SIGKILL)
     stage.wait()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _group_alive(stage.pid):  # its pool workers too
+        time.sleep(0.1)
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline and _jvms(str(cache)):
         time.sleep(0.2)
