@@ -251,7 +251,7 @@ def test_controls_on_embedded_references(tool_config, tmp_path):
     assert s["oprenamed"]["n"] == 2 and s["oprenamed"]["passed"] == 2
     assert s["mutant"]["n"] >= 2 and s["mutant"]["passed"] == 0
     v = pd.read_parquet(tmp_path / "controls" / "verdicts.parquet")
-    assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior"}
+    assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior", "behavior_renaming"}
     assert v[v.model == "control:self"].passed.all()
 
 
@@ -389,5 +389,8 @@ def test_an_override_built_from_the_outputs_actions_takes_the_outputs_actions(to
                     cfg_text="SPECIFICATION Spec\nCONSTANT Next <- BoundedNext\n", author_modules=("MCS", "S"))
     runner = ToolRunner(tool_config, tmp_path / "cache")
     assert grade_behavior(ref, _OV_SYSTEM, runner).passed
-    mutant = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
+    mutant = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner, mappings="renaming")
     assert not mutant.passed and mutant.reason == "forward_property_violated", mutant.attempts
+    # the refinement procedure rejects it too: its state dumps show the other values of c
+    refined = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
+    assert not refined.passed and refined.reason == "no_refinement_mapping_fits", refined.attempts
