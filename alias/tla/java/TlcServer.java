@@ -280,14 +280,15 @@ public final class TlcServer {
       // nothing registered or already gone
     }
     // the standard modules TLC unpacked, and what a run wrote by a relative path (a process
-    // writes those into its run folder, which goes with it)
+    // writes those into its run folder, which goes with it); not the folder's lock file,
+    // which says the folder's owner lives (alias/tla/folders.py)
     File[] unpacked = TMP.listFiles();
     for (File f : unpacked == null ? new File[0] : unpacked) {
       delete(f);
     }
     File[] written = HOME.getName().startsWith("alias-tla-srv") ? HOME.listFiles() : null;
     for (File f : written == null ? new File[0] : written) {
-      if (!f.equals(TMP)) {
+      if (!f.equals(TMP) && !f.getName().equals(".alias-lock")) {
         delete(f);
       }
     }
