@@ -1,6 +1,6 @@
 """The ``alias-cir`` command line: one command per DVC stage (built from
-the stage registry, :mod:`alias.stages.registry`), plus ``query``, ``grade-file`` and
-``init-pipeline``.
+the stage registry, :mod:`alias.stages.registry`), plus ``query``, ``grade-file``,
+``init-pipeline``, ``export`` and ``check-confinement``.
 
 Every command reads the typed configuration once (``--params``, default ``params.yaml``).
 An error that bad input or setup causes (:class:`alias.errors.AliasError`, a missing
@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,9 +29,11 @@ from alias.errors import AliasError
 from alias.grade.registry import grade_names
 from alias.grade.run import GRADES
 from alias.pipelines import DEFAULT_STAGES, init_pipeline
+from alias.stages.common import tool_config
 from alias.stages.registry import NAMES, StageInfo, describe
 from alias.stages.registry import load as load_stage
 from alias.store.db import ensure_store
+from alias.tla.hostile import check
 
 #: rows a table prints when --limit is not given
 _TABLE_ROWS = 200
@@ -305,6 +308,26 @@ def export(store: str | None, out: str, params_file: tuple[str, ...]) -> None:
     logs = _guard(lambda: export_logs(db, Path(out) / "logs"))
     click.echo(json.dumps({"dataset": str(Path(out) / "dataset"), "rows": rows,
                            "logs": [str(p) for p in logs]}, indent=2))
+
+
+@main.command("check-confinement")
+@_PARAMS
+@click.option("--out", default=None, type=click.Path(dir_okay=False), help="Also write the report (Markdown) here.")
+@click.option("--demonstrate", is_flag=True,
+              help="Also run the outputs that would get out UNCONFINED, with the overrides loaded (they touch only a "
+                   "temporary bait folder and a loopback listener): what the confinement prevents.")
+def check_confinement(params_file: tuple[str, ...], out: str | None, demonstrate: bool) -> None:
+    """Say whether SANY/TLC runs are confined here and grade the hostile outputs of
+    alias/tla/hostile.py through TLC (about a minute): exit status 1 unless each is a failed
+    verdict, nothing gets out and the next output is graded normally."""
+    config = _config(params_file)
+    with tempfile.TemporaryDirectory(prefix="alias-check-") as root:
+        outcomes, text = _guard(lambda: check(tool_config(config), Path(root), demonstrate=demonstrate))
+    click.echo(text)
+    if out:
+        Path(out).write_text(text, encoding="utf-8")
+    if not all(o.contained and o.next_ok for o in outcomes if o.mode == "confined"):
+        raise click.ClickException("a hostile output was not contained (see the table)")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -131,9 +131,12 @@ class TlaConfig:
     ``tlc_server``: run SANY, and TLC (a fresh class loader per run), in one long-lived JVM
     per process (built once per machine under the user's cache folder); ``short_run_flags``:
     the TLC server's JVM options for short runs (none of these four changes a result);
-    ``graph_overrides``: ALIAS's Java overrides of ``Graphs!AreConnectedIn`` and
-    ``UndirectedGraphs!ConnectedComponents`` in every TLC run (v1.8.0 and a JDK; without
-    them TLC cannot evaluate the two); ``properties``: Java system properties
+    ``confine``: ``auto``, ``on`` or ``off``: every SANY/TLC run inside the kernel's
+    confinement (:mod:`alias.tla.confine`: no network, a read-only view, a tmpfs of
+    ``disk_mb`` MiB as its only writable place, at most ``max_processes`` processes;
+    ``auto`` says so in one line and runs unconfined where the kernel refuses);
+    ``overrides_jar``: the Community Modules jar whose Java overrides confined TLC runs
+    load (empty: none); ``properties``: Java system properties
     of every run (``-Dname=value``, as the TLA+ Examples' CI sets
     ``tlc2.tool.impl.Tool.cdot``); ``seed``: TLC's ``-seed`` for a module that draws with
     ``RandomElement`` or the ``Randomization`` module (Methods "Test set")."""
@@ -148,7 +151,10 @@ class TlaConfig:
     sany_server: bool
     tlc_server: bool
     short_run_flags: bool
-    graph_overrides: bool
+    confine: str
+    disk_mb: int
+    max_processes: int
+    overrides_jar: str
     properties: dict[str, str]
     seed: int
 
@@ -160,6 +166,9 @@ class TlaConfig:
         _require(self.memory_mb >= 64, "memory_mb", "must be >= 64")
         _require(self.workers >= 1, "workers", "must be >= 1")
         _require(self.parallel >= 1, "parallel", "must be >= 1")
+        _require(self.confine in ("auto", "on", "off"), "confine", f"must be auto, on or off, got {self.confine!r}")
+        _require(self.disk_mb >= 8, "disk_mb", "must be >= 8")
+        _require(self.max_processes >= 64, "max_processes", "must be >= 64 (a JVM runs dozens of threads)")
 
 
 @dataclass(frozen=True)

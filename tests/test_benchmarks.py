@@ -1,5 +1,6 @@
 """The grading benchmark on the CI fixture (three TLA+-Bench tasks, five outputs): the
-naive procedure and ALIAS (cold, warm, on Dask) give the same verdict on every output."""
+naive procedure and ALIAS (cold, warm, on Dask, with the confinement off) give the same
+verdict on every output."""
 from __future__ import annotations
 
 import importlib.util
@@ -29,6 +30,7 @@ def test_grade_benchmark_on_the_fixture(tmp_path, capsys):
     runs = {r["label"]: r for r in res["runs"]}
     assert runs["cold"]["tool_runs"] > 0 and runs["warm"]["tool_runs"] == 0     # warm: all from the cache
     assert runs["dask LocalCluster of 2"]["differences_vs_local"] == []
+    assert runs["cold, confinement off"]["differences_vs_naive"] == 0 and runs["cold, confinement off"]["tool_runs"] > 0
     assert all(v["sany_pass"] in (True, False) for v in res["naive_verdicts"].values())
     out = capsys.readouterr().out
     assert "(a) naive" in out and "verdict differences, naive vs ALIAS: 0" in out

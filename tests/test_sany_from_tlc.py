@@ -14,7 +14,7 @@ import pytest
 
 from alias.grade.cache import ToolRunner
 from alias.grade.tlabench import CompatGrader
-from alias.tla import tools
+from alias.tla import sany, tools
 from alias.tla.tools import ToolConfig, run_sany, run_tlc, sany_exit_codes, sany_from_tlc
 from conftest import RECORD_JAR, fallback_jar
 
@@ -107,22 +107,22 @@ def test_no_verdict_where_tlc_got_past_its_front_end_or_its_output_was_cut(tmp_p
 
 def test_exit_codes_are_probed_once_per_jar_and_kept_in_the_jvm_cache(tmp_path, monkeypatch):
     config = ToolConfig(jar=_jar("v1.8.0"), timeout_s=60, memory_mb=512, jvm_cache=str(tmp_path / "jvm"))
-    monkeypatch.setattr(tools, "_SANY_EXIT_CODES", {})
+    monkeypatch.setattr(sany, "_SANY_EXIT_CODES", {})
     assert sany_exit_codes(config) == {"parse_error": 255, "semantic_error": 0}
     [kept] = (tmp_path / "jvm").glob("sany-exit-codes-*.json")
     assert json.loads(kept.read_text()) == {"parse_error": 255, "semantic_error": 0}
     # a later process reads the file and runs no probe
-    monkeypatch.setattr(tools, "_SANY_EXIT_CODES", {})
-    monkeypatch.setattr(tools, "run_sany", lambda *a, **k: pytest.fail("probed again"))
+    monkeypatch.setattr(sany, "_SANY_EXIT_CODES", {})
+    monkeypatch.setattr(sany, "run_sany", lambda *a, **k: pytest.fail("probed again"))
     assert sany_exit_codes(config) == {"parse_error": 255, "semantic_error": 0}
     # a damaged file, or one whose values are not exit codes, is probed again (here: the
     # probe says nothing, so no verdict is read)
-    monkeypatch.setattr(tools, "run_sany", lambda files, main, cfg: dataclasses.replace(
+    monkeypatch.setattr(sany, "run_sany", lambda files, main, cfg: dataclasses.replace(
         run_sany_result("crash"), exit_code=1))
     for damaged in ("{not json", '{"parse_error": "0", "semantic_error": 0}', '{"parse_error": 0}',
                     '{"parse_error": true, "semantic_error": 0}', '{"parse_error": 256, "semantic_error": 0}'):
         kept.write_text(damaged)
-        monkeypatch.setattr(tools, "_SANY_EXIT_CODES", {})
+        monkeypatch.setattr(sany, "_SANY_EXIT_CODES", {})
         assert sany_exit_codes(config) == {"parse_error": None, "semantic_error": None}, damaged
 
 
@@ -130,11 +130,11 @@ def test_first_probes_at_once_in_threads_all_get_the_codes(tmp_path, monkeypatch
     """Threads of one process probing a fresh jar at once each write the file through a
     temporary file of their own: none fails, all read the same codes, one file is left."""
     config = ToolConfig(jar=_jar("v1.8.0"), jvm_cache=str(tmp_path / "jvm"))
-    monkeypatch.setattr(tools, "run_sany", lambda files, main, cfg: dataclasses.replace(
+    monkeypatch.setattr(sany, "run_sany", lambda files, main, cfg: dataclasses.replace(
         run_sany_result("parse_error" if "(0" in files["Probe.tla"] else "semantic_error"),
         exit_code=255 if "(0" in files["Probe.tla"] else 0))
     for _round in range(20):
-        monkeypatch.setattr(tools, "_SANY_EXIT_CODES", {})
+        monkeypatch.setattr(sany, "_SANY_EXIT_CODES", {})
         for f in (tmp_path / "jvm").glob("*"):
             f.unlink()
         with ThreadPoolExecutor(8) as pool:

@@ -69,7 +69,8 @@ def run(tmp_path_factory):
     c = load_config([REPO / "params.yaml", REPO / "pipelines/tlabench/params.yaml"], {
         "corpus.path": str(RELEASE), "corpus.ids": str(IDS), "corpus.library": list(map(str, LIBRARY)),
         "tla.jar": str(JAR), "tla.memory_mb": 1024, "generate.replay.tlabench.path": str(outputs),
-        "generate.replay.tlabench_cfgaware.path": str(outputs)})
+        "generate.replay.tlabench_cfgaware.path": str(outputs),
+        "tla.overrides_jar": str(SHARED / "tools" / "community-modules" / "CommunityModules-deps.jar")})
     c = dataclasses.replace(c, paths=dataclasses.replace(c.paths.under(wd), sql=REPO / "sql"))
     summary = {m.NAME: m.run(c, c.paths) for m in (ingest, rename, verify, identifiers)}
     summary["replay"] = generate_replay.run(c, c.paths, "tlabench")

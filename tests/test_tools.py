@@ -16,7 +16,7 @@ import pytest
 
 from alias.tla.cfg import for_jar, parse_cfg
 from alias.tla.tlc_output import KINDS, parse_tlc_output
-from alias.tla.tools import (DOT_CAP, ToolError, capabilities, check_java, find_jar, run_sany, run_tlc,
+from alias.tla.tools import (DOT_CAP, ToolError, capabilities, check_java, confined, find_jar, run_sany, run_tlc,
                              run_tlc_dump_dot, supports_check_deadlock, tlc_run_key, tool_version)
 
 COUNTER = """---- MODULE Counter ----
@@ -117,22 +117,32 @@ def test_bad_flag_rejected(tool_config):
         run_tlc_dump_dot({"../Counter.tla": COUNTER}, "Counter", INIT_NEXT, tool_config)
 
 
-def _old_dump_run_key(files, main, cfg_text, version, flags, library):
+def _old_dump_run_key(files, main, cfg_text, version, flags, library, confinement=None):
     """The run key of the state-graph dump, written out: what it was before it used tools'
-    public API, plus TLC's fixed fingerprint polynomial (``-fp``, part of every TLC run)."""
+    public API, plus TLC's fixed fingerprint polynomial (``-fp``, part of every TLC run) and,
+    for a confined run, its confinement."""
     payload = {"kind": "tlc-dump-dot",
                "files": {k: hashlib.sha256(v.encode("utf-8")).hexdigest() for k, v in sorted(files.items())},
                "main": main, "cfg": cfg_text, "version": version, "flags": list(flags),
                "library": list(library), "fp": 0, "seed": 1}
+    if confinement:
+        payload["confinement"] = confinement
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def test_dump_run_key_is_unchanged(tool_config):
     files, cfg = {"Counter.tla": COUNTER}, "SPECIFICATION Spec\n"
-    key = tlc_run_key(files, "Counter", cfg, tool_config, ("-deadlock",), dump_dot=True)
+    plain = replace(tool_config, confine="off")
+    key = tlc_run_key(files, "Counter", cfg, plain, ("-deadlock",), dump_dot=True)
     assert key == _old_dump_run_key(files, "Counter", cfg, tool_version(tool_config), ("-deadlock",),
                                     tool_config.library)
-    assert key != tlc_run_key(files, "Counter", cfg, tool_config, ("-deadlock",))
+    assert key != tlc_run_key(files, "Counter", cfg, plain, ("-deadlock",))
+    if confined(tool_config):  # a confined run's key names its confinement and limits
+        boxed = tlc_run_key(files, "Counter", cfg, tool_config, ("-deadlock",), dump_dot=True)
+        assert boxed == _old_dump_run_key(files, "Counter", cfg, tool_version(tool_config), ("-deadlock",),
+                                          tool_config.library, "bwrap-v1:disk_mb=2048:max_processes=512")
+        assert boxed != tlc_run_key(files, "Counter", cfg, replace(tool_config, disk_mb=1024), ("-deadlock",),
+                                    dump_dot=True)
 
 
 MODERN_SUCCESS = """TLC2 Version 2.18 of 20 March 2023 (rev: 3ea3222)

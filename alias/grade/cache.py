@@ -25,7 +25,7 @@ from alias.tla.tools import (SanyResult, TlcResult, ToolConfig, error_lines, run
 #: TLC output kept in a cache entry (characters from the end; the verdict needs the end).
 OUTPUT_KEEP = 20_000
 _UNCACHED = {"timeout", "crash"}
-#: the mark :func:`alias.tla.tools._read_capped` leaves where it cut a long output
+#: the mark :func:`alias.tla.folders.read_capped` leaves where it cut a long output
 _CUT = "bytes of output cut ...]"
 
 

@@ -10,7 +10,8 @@ from typing import Any
 
 from alias.config import Config
 from alias.tla.executor import Executor, make_executor
-from alias.tla.tools import ToolConfig, capabilities, check_java, default_jvm_cache, find_jar, graph_overrides
+from alias.tla.tools import (ToolConfig, capabilities, check_java, confined, confinement, default_jvm_cache, find_jar,
+                             overrides_jar)
 
 __all__ = ["tool_config", "grade_tool_config", "executor", "worker_tools", "write_status", "write_timings"]
 
@@ -25,12 +26,14 @@ def tool_config(config: Config, *, check: bool = True) -> ToolConfig:
                     timeout_s=t.timeout_s, memory_mb=t.memory_mb, workers=t.workers,
                     jvm_cache=default_jvm_cache(), cds=t.cds, sany_server=t.sany_server,
                     tlc_server=t.tlc_server, short_run_flags=t.short_run_flags,
-                    graph_overrides=t.graph_overrides, seed=t.seed,
+                    confine=t.confine, disk_mb=t.disk_mb, max_processes=t.max_processes,
+                    overrides_jar=str(Path(t.overrides_jar).resolve()) if t.overrides_jar else "", seed=t.seed,
                     properties=tuple(sorted(t.properties.items())))
     if check:
         check_java(tc)
-        graph_overrides(tc)  # built now: one setup error, not a failed run per task
         _warn_if_fallback(tc)
+        _warn_if_unconfined(tc)  # confine: on where the kernel refuses stops here, in one line
+        overrides_jar(tc)  # a missing jar or one that cannot be repaired: one setup error, not a failed run per task
     return tc
 
 
@@ -44,6 +47,25 @@ def _warn_if_fallback(tc: ToolConfig) -> None:
         _WARNED.add(str(tc.jar))
         print(f"alias: TLA+ tools fallback in use ({caps.version}, {tc.jar}); results are reported with "
               "v1.8.0: set ALIAS_TLA2TOOLS or tla.jar to its tla2tools.jar (README, TLA+ tools)", file=sys.stderr)
+
+
+def _warn_if_unconfined(tc: ToolConfig) -> None:
+    """One line on stderr per process when ``confine: auto`` finds that this machine cannot
+    confine the runs (they run as before, unconfined and without the overrides jar), or
+    when it confines them but cannot limit their processes (root without a pids cgroup)."""
+    is_confined = confined(tc)  # confine: on where the kernel refuses: the stage stops here, in one line
+    if "unconfined" in _WARNED:
+        return
+    detail = confinement(tc.java).detail
+    if not is_confined and tc.confine == "auto":
+        _WARNED.add("unconfined")
+        print(f"alias: SANY/TLC runs are NOT confined ({detail}): they run unconfined"
+              + (" and without the Community Modules' Java overrides" if tc.overrides_jar else "")
+              + " (README, Confinement; tla.confine: on stops instead)", file=sys.stderr)
+    elif is_confined and "NOT limited" in detail:
+        _WARNED.add("unconfined")
+        print(f"alias: SANY/TLC runs are confined, but their {detail.split('; ', 1)[1]} (README, Confinement)",
+              file=sys.stderr)
 
 
 def grade_tool_config(config: Config, *, check: bool = True) -> ToolConfig:

@@ -13,9 +13,11 @@ jar (TLC keeps its settings and the model in static fields: no class of the tool
 between two runs); the exit code is the one ``TLC.main`` exits with and the output goes to
 the run folder's ``alias-output.txt``, as for a process.
 Both are compiled once per machine, jar and Java into the JVM cache folder
-(:func:`server_classes`). The client keeps the sandbox of a process run: each request's
-files live in their own temporary folder, a request over its time limit kills the server's
-process group (the next request starts a fresh server), and a server that dies answers
+(:func:`server_classes`). The client keeps the sandbox of a process run: a confined server
+(:mod:`alias.tla.confine`) runs with all its requests inside one confinement, whose tmpfs
+holds each request's own folder (:meth:`_JvmServer.folder`); a request over its time limit
+kills the server's process group (the next request starts a fresh server), and a server
+that dies answers
 ``crash`` (SANY) or its exit status (TLC, which may call ``System.exit``). A jar without
 ``SANYmain0`` (the 2.15 fallback) or a Java without ``javac`` gets no server: the tools
 then run as processes. ``tests/test_tool_server.py`` compares both ways on every kind of
@@ -32,26 +34,25 @@ import select
 import shutil
 import signal
 import subprocess
+import secrets
 import tempfile
 import threading
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from .confine import BOX_TMP, Sandbox
+from .folders import PREFIX, BoxFolder, Folder, HostFolder
+
 __all__ = ["SanyServer", "TlcServer", "server_classes", "server_for", "ServerReply", "SHORT_RUN_FLAGS",
-           "jvm_accepts", "GRAPH_OVERRIDES", "OVERRIDES_DIGEST", "override_classes"]
+           "jvm_accepts"]
 
 #: the servers' Java package (no TLA+ module name can be a class of it: TLC looks for
 #: Java overrides of a module by the module's name on the class path)
 PACKAGE = "aliastools"
 SOURCES = tuple(Path(__file__).with_name("java") / f"{n}.java" for n in ("SanyServer", "TlcServer", "ParentWatch"))
-#: ALIAS's Java overrides of Graphs!AreConnectedIn and UndirectedGraphs!ConnectedComponents,
-#: compiled apart from the servers (:func:`override_classes`); the index class TLC loads
-GRAPH_OVERRIDES = f"{PACKAGE}.GraphOverrides"
-OVERRIDE_SOURCES = (Path(__file__).with_name("java") / "GraphOverrides.java",)
-#: what the run key of a TLC run with the overrides names: the index class and its source
-OVERRIDES_DIGEST = GRAPH_OVERRIDES + "@" + hashlib.sha256(b"".join(p.read_bytes() for p in OVERRIDE_SOURCES)).hexdigest()[:16]
 _FAILED: set[str] = set()
 #: JVM options of the TLC server for short runs (``tla.short_run_flags``). Each run defines
 #: the jar's classes anew in its own loader, so the JVM verifies their bytecode and compiles
@@ -138,13 +139,6 @@ def server_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
     return _compiled(java, jar, cache_dir, SOURCES, "tool-servers", _has_sanymain0)
 
 
-def override_classes(java: str, jar: Path, cache_dir: str) -> Path | None:
-    """The folder of the compiled graph overrides (:data:`GRAPH_OVERRIDES`) for this Java
-    and jar under ``cache_dir``; ``None`` when they cannot be built (no ``javac``, a jar
-    whose override API differs, no cache folder)."""
-    return _compiled(java, jar, cache_dir, OVERRIDE_SOURCES, "graph-overrides", lambda _jar: True)
-
-
 def jvm_accepts(java: str, options: tuple[str, ...]) -> bool:
     """Whether ``java`` starts with ``options`` (``java OPTIONS -version`` exits 0 within
     60 s and prints nothing on stdout, where a JVM writes its warnings); asked once per
@@ -170,28 +164,62 @@ class _JvmServer:
     extra_jvm: tuple[str, ...] = ()
     heap_extra_mb = 0
 
-    def __init__(self, jvm_args: list[str], classes: Path):
+    def __init__(self, jvm_args: list[str], classes: Path, confine_as=None, readable: tuple[str, ...] = ()):
         self.jvm_args, self.classes = jvm_args, classes
+        self.confine_as, self.readable = confine_as, (*readable, str(classes))
         self.proc: subprocess.Popen | None = None
-        self.tmp: Path | None = None
+        self.home: HostFolder | None = None
+        self.box: Sandbox | None = None
 
-    def _start(self) -> subprocess.Popen:
-        self.tmp = Path(tempfile.mkdtemp(prefix="alias-tla-srv"))  # logs name it <run>, as a process run
-        (self.tmp / "jtmp").mkdir()
-        argv = [a.replace("{TMP}", str(self.tmp)) for a in self.jvm_args]
+    def _argv(self, home: str) -> list[str]:
+        argv = [a.replace("{TMP}", home) for a in self.jvm_args]
         argv = [f"-Xmx{int(a[4:-1]) + self.heap_extra_mb}m" if a.startswith("-Xmx") and a.endswith("m") else a
                 for a in argv]
         cp = argv.index("-cp")
         jar = argv[cp + 1]
         argv[cp + 1] = f"{jar}{os.pathsep}{self.classes}" if self.jar_on_classpath else str(self.classes)
         argv[cp:cp] = self.extra_jvm
-        self.proc = subprocess.Popen(argv + [a.replace("{JAR}", jar) for a in self.main], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=self.tmp,
-                                     start_new_session=True)
+        return argv + [a.replace("{JAR}", jar) for a in self.main]
+
+    def _start(self) -> subprocess.Popen:
+        """A fresh server: confined (:mod:`alias.tla.confine`, started from this process's
+        keeper thread, whose life its ``--die-with-parent`` follows) or a plain process in
+        a folder ``alias-tla-srv*`` of the temporary directory (logs name it ``<run>``)."""
+        pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if self.confine_as is None:
+            self.home = HostFolder({}, prefix=f"{PREFIX}srv")
+            self.proc = subprocess.Popen(self._argv(self.home.path), cwd=self.home.path, start_new_session=True,
+                                         **pipes)
+            return self.proc
+        name = f"{PREFIX}srv{secrets.token_hex(6)}"
+        self.box = _in_keeper(lambda: Sandbox(self._argv(f"{BOX_TMP}/{name}"), self.confine_as, self.readable,
+                                              name=name, **pipes))
+        os.mkdir("jtmp", 0o755, dir_fd=self.box.folder.fd)
+        self.box.release()
+        self.proc = self.box.proc
         return self.proc
 
     def _running(self) -> subprocess.Popen:
         return self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+
+    def folder(self, files: dict[str, str]) -> Folder:
+        """A fresh run folder holding ``files`` where this server's runs see it (inside its
+        confinement, which it starts if need be, or in the temporary directory)."""
+        if self.confine_as is None:
+            return HostFolder(files)
+        self._running()
+        folder = BoxFolder.create(self.box.root_fd, BOX_TMP, f"{PREFIX}{secrets.token_hex(8)}", files)
+        folder.box = self.box  # type: ignore[attr-defined]
+        return folder
+
+    def drop(self, folder: Folder) -> None:
+        """Remove a folder of :meth:`folder` (inside a confinement that still runs, its files
+        too; one that ended took them with it)."""
+        if isinstance(folder, BoxFolder):
+            alive = self.box is not None and getattr(folder, "box", None) is self.box and self.box.root_fd >= 0
+            folder.remove(self.box.root_fd if alive else None)
+        else:
+            folder.remove()
 
     def _read_until(self, proc: subprocess.Popen, sep: bytes, deadline: float) -> bytes:
         data = b""
@@ -220,17 +248,22 @@ class _JvmServer:
     def close(self) -> int | None:
         """Stop the server; its exit status when it had already ended by itself."""
         status = None
-        if self.proc is not None:
+        if self.box is not None:
+            status = self.box.kill()
+            self.box.close()
+            self.box.folder.remove()
+            self.box = None
+        elif self.proc is not None:
             status = self.proc.poll()
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             self.proc.wait()
-            self.proc = None
-        if self.tmp is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
+        self.proc = None
+        if self.home is not None:
+            self.home.remove()
+            self.home = None
         return status
 
 
@@ -318,6 +351,18 @@ def _close_all() -> None:
 
 atexit.register(_close_all)
 _FINALIZED: set[int] = set()
+_KEEPERS: dict[int, ThreadPoolExecutor] = {}
+
+
+def _in_keeper(fn):
+    """``fn()`` called in this process's keeper thread, which lives as long as the process:
+    a confined server's ``--die-with-parent`` follows the thread that started it, and a
+    worker thread that started one may end while others still use it."""
+    with _LOCK:
+        if os.getpid() not in _KEEPERS:
+            _KEEPERS[os.getpid()] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alias-tool-servers")
+        keeper = _KEEPERS[os.getpid()]
+    return keeper.submit(fn).result()
 
 
 def _close_at_exit() -> None:
@@ -330,16 +375,17 @@ def _close_at_exit() -> None:
         multiprocessing.util.Finalize(None, _close_all, exitpriority=10)
 
 
-def server_for(kind: type[_JvmServer], key: tuple, jvm_args: list[str], classes: Path
-               ) -> tuple[_JvmServer, threading.Lock]:
+def server_for(kind: type[_JvmServer], key: tuple, jvm_args: list[str], classes: Path, confine_as=None,
+               readable: tuple[str, ...] = ()) -> tuple[_JvmServer, threading.Lock]:
     """This process's server of class ``kind`` (:class:`SanyServer`, :class:`TlcServer`)
     for ``key`` (a forked worker never uses its parent's), and the lock that serializes its
-    requests."""
+    requests; with ``confine_as`` (a ``ToolConfig`` whose runs are confined) the server is
+    confined and may read ``readable`` (the key must then name them)."""
     full = (os.getpid(), kind.__name__) + key
     with _LOCK:
         _close_at_exit()
         if full not in _SERVERS:
-            _SERVERS[full] = kind(jvm_args, classes)
+            _SERVERS[full] = kind(jvm_args, classes, confine_as, readable)
             _SERVERS[full].lock = threading.Lock()  # type: ignore[attr-defined]
         server = _SERVERS[full]
     return server, server.lock  # type: ignore[attr-defined]

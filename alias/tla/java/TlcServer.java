@@ -60,9 +60,6 @@ public final class TlcServer {
    *  that ran for ever would fill its Metaspace. */
   private static final int MAX_RUNS = Integer.getInteger("alias.tlc_server.max_runs", 200);
 
-  /** The folder of ALIAS's compiled graph overrides (empty: none). */
-  private static final String OVERRIDES_DIR = System.getProperty("alias.graph_overrides", "");
-
   /** Whether the class metadata in use exceeds half of -XX:MaxMetaspaceSize, or the old
    *  generation after its last collection half of the heap (what earlier runs left would
    *  otherwise shrink a large model's heap below a process run's). */
@@ -84,8 +81,13 @@ public final class TlcServer {
   public static void main(String[] args) throws Exception {
     ParentWatch.start();
     System.clearProperty("alias.tlc_server.max_runs");  // a spec sees what a process's TLC sees
-    System.clearProperty("alias.graph_overrides");
-    URL jar = new File(args[0]).toURI().toURL();
+    // args[0]: tla2tools.jar, then any jar of Java overrides (the Community Modules'),
+    // separated as on a class path: each run's loader defines the classes of all of them
+    String[] paths = args[0].split(File.pathSeparator);
+    URL[] jars = new URL[paths.length];
+    for (int i = 0; i < paths.length; i++) {
+      jars[i] = new File(paths[i]).toURI().toURL();
+    }
     BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     OutputStream reply = new PrintStream(new FileOutputStream(FileDescriptor.out), false);
     String line;
@@ -94,7 +96,7 @@ public final class TlcServer {
       String[] parts = line.split("\t", -1);
       String library = parts.length > 1 ? parts[1] : "";
       String[] tlcArgs = Arrays.copyOfRange(parts, Math.min(2, parts.length), parts.length);
-      int code = runIsolated(args[0], jar, parts[0], library, tlcArgs);
+      int code = runIsolated(args[0], jars, parts[0], library, tlcArgs);
       cleanUp();
       runs++;
       boolean recycle = runs >= MAX_RUNS || memoryHigh();
@@ -110,7 +112,7 @@ public final class TlcServer {
    *  empty stdin (TLCSet("pause") reads it), the system properties of a JVM started with the
    *  jar on its class path, restored afterwards (TLCSet("-D...") sets them), and its own
    *  thread (TLC's ThreadLocals would otherwise keep each run's loader alive). */
-  private static int runIsolated(String jarPath, URL jar, String dir, String library, String[] tlcArgs)
+  private static int runIsolated(String jarPath, URL[] jars, String dir, String library, String[] tlcArgs)
       throws Exception {
     Properties saved = (Properties) System.getProperties().clone();
     InputStream stdin = System.in;
@@ -123,7 +125,7 @@ public final class TlcServer {
       System.setIn(new ByteArrayInputStream(new byte[0]));
       System.setProperty("java.class.path", jarPath);
       System.setProperty("sun.java.command", "tlc2.TLC " + String.join(" ", tlcArgs));
-      Thread t = new Thread(() -> result[0] = run(jar, dir, library, tlcArgs, ps), "main");
+      Thread t = new Thread(() -> result[0] = run(jars, dir, library, tlcArgs, ps), "main");
       t.start();
       t.join();
       ps.flush();
@@ -142,15 +144,16 @@ public final class TlcServer {
   }
 
   /** One TLC run in a fresh class loader; TLC's exit code (what TLC.main passes to System.exit). */
-  private static int run(URL jar, String dir, String library, String[] tlcArgs, PrintStream ps) {
+  private static int run(URL[] jars, String dir, String library, String[] tlcArgs, PrintStream ps) {
     if (library.isEmpty()) {
       System.clearProperty("TLA-Library");
     } else {
       System.setProperty("TLA-Library", library);
     }
-    try (URLClassLoader cl = new ToolsLoader(jar)) {
-      // TLC looks up the Java overrides of modules (TLCGet, Naturals, ...) by class name:
-      // they must come from this loader (the server's own class path lacks the jar)
+    try (URLClassLoader cl = new ToolsLoader(jars)) {
+      // TLC looks up the Java overrides of modules (TLCGet, Naturals, and the index class
+      // tlc2.overrides.TLCOverrides) by class name: they must come from this loader (the
+      // server's own class path lacks the jars)
       Thread.currentThread().setContextClassLoader(cl);
       Class<?> toolIO = Class.forName("util.ToolIO", true, cl);
       toolIO.getField("out").set(null, ps);
@@ -196,68 +199,74 @@ public final class TlcServer {
     }
   }
 
-  /** A fresh loader over the jar per run that defines the classes from bytes read once
-   *  (no unzipping per run); resources, code source and packages as a URLClassLoader's.
-   *  It also defines ALIAS's graph overrides (GraphOverrides.java, compiled apart into the
-   *  folder the property alias.graph_overrides names), which TLC loads by name when the
-   *  property tlc2.overrides.TLCOverrides names them: they use the run's own tools. */
+  /** A fresh loader over the jars per run that defines the classes from bytes read once
+   *  (no unzipping per run; a class in two jars comes from the first); resources, code
+   *  sources and packages as a URLClassLoader's over the same jars. */
   private static final class ToolsLoader extends URLClassLoader {
-    private static final String OVERRIDES = "aliastools.GraphOverrides";
+    private static Map<String, byte[]> classes;
+    private static Map<String, Integer> origin;
+    private static Manifest[] manifests;
+    private final CodeSource[] sources;
 
-    private static byte[] ownClass(String name) {
-      if (OVERRIDES_DIR.isEmpty()) {
-        return null;
+    ToolsLoader(URL[] jars) throws IOException {
+      super(jars, ClassLoader.getPlatformClassLoader());
+      sources = new CodeSource[jars.length];
+      for (int i = 0; i < jars.length; i++) {
+        sources[i] = new CodeSource(jars[i], (CodeSigner[]) null);
       }
-      try {
-        return java.nio.file.Files.readAllBytes(new File(OVERRIDES_DIR, name.replace('.', '/') + ".class").toPath());
-      } catch (IOException e) {
-        return null;
+      synchronized (ToolsLoader.class) {
+        if (classes == null) {
+          read(jars);
+        }
       }
     }
 
-    private static Map<String, byte[]> classes;
-    private static Manifest manifest;
-    private final CodeSource source;
-
-    ToolsLoader(URL jar) throws IOException {
-      super(new URL[] {jar}, ClassLoader.getPlatformClassLoader());
-      source = new CodeSource(jar, (CodeSigner[]) null);
-      synchronized (ToolsLoader.class) {
-        if (classes == null) {
-          classes = new HashMap<>();
-          try (JarFile jf = new JarFile(new File(jar.toURI()))) {
-            manifest = jf.getManifest();
-            for (JarEntry e : Collections.list(jf.entries())) {
-              if (e.getName().endsWith(".class")) {
-                String name = e.getName().substring(0, e.getName().length() - 6).replace('/', '.');
-                classes.put(name, jf.getInputStream(e).readAllBytes());
+    private static void read(URL[] jars) throws IOException {
+      Map<String, byte[]> found = new HashMap<>();
+      Map<String, Integer> from = new HashMap<>();
+      Manifest[] mf = new Manifest[jars.length];
+      for (int i = 0; i < jars.length; i++) {
+        try (JarFile jf = new JarFile(new File(jars[i].toURI()))) {
+          mf[i] = jf.getManifest();
+          for (JarEntry e : Collections.list(jf.entries())) {
+            String name = e.getName();
+            if (name.endsWith(".class")) {
+              String cls = name.substring(0, name.length() - 6).replace('/', '.');
+              if (!found.containsKey(cls)) {
+                found.put(cls, jf.getInputStream(e).readAllBytes());
+                from.put(cls, i);
               }
             }
-          } catch (java.net.URISyntaxException e) {
-            throw new IOException(e);
           }
+        } catch (java.net.URISyntaxException e) {
+          throw new IOException(e);
         }
       }
+      classes = found;
+      origin = from;
+      manifests = mf;
     }
 
     @Override
     protected Class<?> findClass(String name) throws ClassNotFoundException {
       byte[] b = classes.get(name);
-      if (b == null && (name.equals(OVERRIDES) || name.startsWith(OVERRIDES + "$"))) {
-        b = ownClass(name);  // ALIAS's graph overrides use the run's tools: defined here too
-      }
       if (b == null) {
         throw new ClassNotFoundException(name);
       }
+      int jar = origin.get(name);
       int dot = name.lastIndexOf('.');
       if (dot > 0 && getDefinedPackage(name.substring(0, dot)) == null) {
         try {
-          definePackage(name.substring(0, dot), manifest, source.getLocation());
+          if (manifests[jar] != null) {
+            definePackage(name.substring(0, dot), manifests[jar], sources[jar].getLocation());
+          } else {
+            definePackage(name.substring(0, dot), null, null, null, null, null, null, null);
+          }
         } catch (IllegalArgumentException racedAndDefined) {
           // defined meanwhile
         }
       }
-      return defineClass(name, b, 0, b.length, source);
+      return defineClass(name, b, 0, b.length, sources[jar]);
     }
   }
 
@@ -271,14 +280,15 @@ public final class TlcServer {
       // nothing registered or already gone
     }
     // the standard modules TLC unpacked, and what a run wrote by a relative path (a process
-    // writes those into its run folder, which goes with it)
+    // writes those into its run folder, which goes with it); not the folder's lock file,
+    // which says the folder's owner lives (alias/tla/folders.py)
     File[] unpacked = TMP.listFiles();
     for (File f : unpacked == null ? new File[0] : unpacked) {
       delete(f);
     }
     File[] written = HOME.getName().startsWith("alias-tla-srv") ? HOME.listFiles() : null;
     for (File f : written == null ? new File[0] : written) {
-      if (!f.equals(TMP)) {
+      if (!f.equals(TMP) && !f.getName().equals(".alias-lock")) {
         delete(f);
       }
     }
