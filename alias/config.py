@@ -229,6 +229,25 @@ class GradeConfig:
 
 
 @dataclass(frozen=True)
+class HardNegativesConfig:
+    """Hard negatives (issue 33): mutants with the reference's number of distinct states
+    whose behaviors TLC shows to differ (:mod:`alias.grade.hardneg`). ``operators``: names
+    of its mutation operators (empty = all); the first ``max_tried_per_task`` candidates
+    (operators taking turns, seeded order) are run through TLC, at most
+    ``max_kept_per_task`` kept; each TLC run of a candidate gets at most ``timeout_s``."""
+
+    max_tried_per_task: int
+    max_kept_per_task: int
+    timeout_s: float
+    operators: tuple[str, ...]
+
+    def check(self) -> None:
+        _require(self.max_tried_per_task >= 0, "max_tried_per_task", "must be >= 0")
+        _require(self.max_kept_per_task >= 0, "max_kept_per_task", "must be >= 0")
+        _require(self.timeout_s > 0, "timeout_s", "must be > 0")
+
+
+@dataclass(frozen=True)
 class ControlsConfig:
     """Grader validation (Appendix J)."""
 
@@ -237,6 +256,7 @@ class ControlsConfig:
     max_mutants_kept_per_task: int
     mutant_timeout_s: float
     tasks: tuple[str, ...]
+    hard_negatives: HardNegativesConfig
 
     def check(self) -> None:
         _require(self.max_mutants_tried_per_task >= 0, "max_mutants_tried_per_task", "must be >= 0")
