@@ -1,0 +1,121 @@
+"""Hard negatives (issue 33, point 3): mutants with the reference's number of distinct
+states whose behaviors TLC shows to differ; both behavior-grade procedures must reject them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from alias.corpus.testset import Reference
+from alias.errors import AliasError
+from alias.grade.behavior import BehaviorGrader, OutputSide
+from alias.grade.cache import ToolRunner
+from alias.grade.controls import HARDNEG, hard_negative_controls
+from alias.grade.hardneg import OPERATORS, counterexample, generate_hard_negatives
+from alias.tla.syntax import parse
+
+FIX = Path(__file__).parent / "fixtures" / "hardneg"
+#: The fixture each operator is shown on: HNSteps (every state initial, so steps can change
+#: and the reachable set stays), HNIndex (an EXCEPT index) and HNFair (SF needed; PROPERTY).
+FIXTURE_OF = {op: "HNSteps" for op in OPERATORS} | {"except_index": "HNIndex"} | \
+    {op: "HNFair" for op in OPERATORS if op.startswith("fairness")}
+
+
+def fixture_reference(name: str) -> Reference:
+    return Reference(task_id=f"hardneg.{name}", condition="original", files={f"{name}.tla": (FIX / f"{name}.tla").read_text()},
+                     system_module=name, model_module=name, cfg_text=(FIX / f"{name}.cfg").read_text(),
+                     author_modules=(name,))
+
+
+def test_every_operator_has_a_fixture_candidate_that_parses():
+    """Each operator makes at least one mutant on its fixture; each reads cleanly, differs
+    from the reference and carries its operator's name in its id."""
+    for op, name in FIXTURE_OF.items():
+        ref = fixture_reference(name)
+        cands = list(generate_hard_negatives(ref.system_text, ref.cfg_text, operators=[op]))
+        assert cands, op
+        for c in cands:
+            assert c.operator == op and c.mutant_id.startswith(f"{op}@L") and c.text != ref.system_text
+            assert not parse(c.text).root_node.has_error
+
+
+def test_operators_make_the_edits_they_name():
+    ref = fixture_reference("HNSteps")
+    texts = {c.mutant_id: c.text for c in generate_hard_negatives(ref.system_text, ref.cfg_text)}
+    swapped = texts["guard_swap@L8C10"]
+    assert "Up == /\\ x = 2" in swapped and "Down == /\\ x = 0" in swapped
+    assert "x' = (x - 1) % 3" in texts["arith_flip@L9C18"]
+    idx = fixture_reference("HNIndex")
+    (only,) = generate_hard_negatives(idx.system_text, idx.cfg_text, operators=["except_index"])
+    assert "[f EXCEPT ![j] = 1]" in only.text
+
+
+def test_fairness_operators_need_a_property_and_unknown_operators_are_named():
+    fair = fixture_reference("HNFair")
+    ops = [op for op in OPERATORS if op.startswith("fairness")]
+    assert list(generate_hard_negatives(fair.system_text, fair.cfg_text, operators=ops))
+    assert list(generate_hard_negatives(fair.system_text, "SPECIFICATION Spec\n", operators=ops)) == []
+    with pytest.raises(AliasError, match="no operator 'nope'.*known: guard_swap"):
+        list(generate_hard_negatives(fair.system_text, fair.cfg_text, operators=["nope"]))
+
+
+def test_seeded_order_lets_operators_take_turns():
+    ref = fixture_reference("HNSteps")
+    first = [c.operator for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")][:9]
+    assert len(set(first)) == 9
+    again = [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
+    assert again == [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
+
+
+def test_counterexample_keeps_the_error_and_the_start_of_the_trace():
+    out = "TLC2 Version\nstuff\nError: Invariant Inv is violated.\nError: The behavior up to this point is:\n" \
+          "State 1: <Initial predicate>\n/\\ x = 0\n\nState 2: <Up>\n/\\ x = 1\n"
+    assert counterexample(out, 4) == ["Error: Invariant Inv is violated.", "Error: The behavior up to this point is:",
+                                      "State 1: <Initial predicate>", "/\\ x = 0"]
+    assert counterexample("Model checking completed. No error has been found.") == []
+
+
+@pytest.fixture(scope="module")
+def runner(tool_config, tmp_path_factory):
+    return ToolRunner(tool_config, tmp_path_factory.mktemp("hardneg_cache"))
+
+
+def _kept(name: str, op: str, runner: ToolRunner):
+    ref = fixture_reference(name)
+    n = len(list(generate_hard_negatives(ref.system_text, ref.cfg_text, operators=[op])))
+    cs = hard_negative_controls(ref, runner, seed=1, max_tried=n, max_kept=1, timeout_s=60, operators=(op,))
+    return ref, cs, [c for c in cs if c.valid]
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("op", sorted(FIXTURE_OF))
+def test_each_operator_keeps_a_hard_negative_on_its_fixture(op, runner):
+    """With real TLC: a kept candidate has the reference's distinct-state count and a TLC
+    counterexample from the identity-mapping forward or reverse check."""
+    ref, cs, kept = _kept(FIXTURE_OF[op], op, runner)
+    assert len(kept) == 1, [c.detail for c in cs]
+    c = kept[0]
+    assert c.kind == HARDNEG and c.mutant_kind == op and c.reference_states == c.control_states
+    d = json.loads(c.detail)
+    assert d["check"].split("_")[0] in ("forward", "reverse")
+    assert d["counterexample"][0].startswith("Error:")
+
+
+@pytest.mark.tlc
+def test_state_counts_would_accept_what_both_procedures_reject(runner):
+    """A grader comparing distinct-state counts alone accepts every kept hard negative (the
+    counts are equal, TLC's own run of the mutant succeeds); the refinement procedure and
+    the paper's renaming procedure both reject them."""
+    cases = [("HNSteps", "guard_swap"), ("HNSteps", "arith_flip"), ("HNIndex", "except_index"),
+             ("HNFair", "fairness_sf_to_wf")]
+    for name, op in cases:
+        ref, _, kept = _kept(name, op, runner)
+        assert kept, (name, op)
+        for c in kept:
+            assert c.control_states == c.reference_states > 0
+            side = OutputSide({ref.system_module: c.text}, ref.system_module)
+            for proc in ("refinement", "renaming"):
+                v = BehaviorGrader(ref, runner, mappings=proc).grade(side)
+                assert not v.passed, (name, op, proc, v.method)
