@@ -234,17 +234,23 @@ class HardNegativesConfig:
     whose behaviors TLC shows to differ (:mod:`alias.grade.hardneg`). ``operators``: names
     of its mutation operators (empty = all); the first ``max_tried_per_task`` candidates
     (operators taking turns, seeded order) are run through TLC, at most
-    ``max_kept_per_task`` kept; each TLC run of a candidate gets at most ``timeout_s``."""
+    ``max_kept_per_task`` kept; each TLC run of a candidate gets at most ``timeout_s``, its
+    reachability run at most ``max(min_reach_timeout_s, reach_time_factor * the
+    reference's)``."""
 
     max_tried_per_task: int
     max_kept_per_task: int
     timeout_s: float
+    reach_time_factor: float
+    min_reach_timeout_s: float
     operators: tuple[str, ...]
 
     def check(self) -> None:
         _require(self.max_tried_per_task >= 0, "max_tried_per_task", "must be >= 0")
         _require(self.max_kept_per_task >= 0, "max_kept_per_task", "must be >= 0")
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")
+        _require(self.reach_time_factor > 0, "reach_time_factor", "must be > 0")
+        _require(self.min_reach_timeout_s > 0, "min_reach_timeout_s", "must be > 0")
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from alias.corpus.testset import Reference
@@ -119,3 +120,35 @@ def test_state_counts_would_accept_what_both_procedures_reject(runner):
             for proc in ("refinement", "renaming"):
                 v = BehaviorGrader(ref, runner, mappings=proc).grade(side)
                 assert not v.passed, (name, op, proc, v.method)
+
+
+def test_table_j1_counts_hard_negatives_per_procedure(tmp_path):
+    """Table J.1's fifth row and v_hard_negatives: kept hard negatives, their tasks, and how
+    many each procedure accepted; an accepted one is a control graded wrongly."""
+    from test_stats_views import ELIGIBLE, _frame, make_store, synthetic_tables
+
+    from alias.report.tables import _hard_negatives_text
+    from alias.store.db import query
+
+    tables = synthetic_tables()
+    t1, t2 = sorted(ELIGIBLE)[:2]
+    cs = [{"task_id": t, "kind": "hardneg", "model": "control:hardneg", "sample_idx": i, "valid": ok,
+           "mutant_kind": op, "reference_states": 6, "control_states": n}
+          for t, i, ok, op, n in ((t1, 0, True, "guard_swap", 6), (t1, 1, False, "arith_flip", 7),
+                                  (t1, 2, True, "arith_flip", 6), (t2, 0, True, "guard_swap", 6))]
+    verdicts = [{"task_id": r["task_id"], "condition": "original", "model": "control:hardneg",
+                 "sample_idx": r["sample_idx"], "grade": g, "passed": (r["task_id"], r["sample_idx"], g) == (t2, 0, "behavior_renaming")}
+                for r in cs if r["valid"] for g in ("behavior", "behavior_renaming")]
+    tables["control_samples"] = _frame("control_samples", cs)
+    tables["verdicts"] = pd.concat([tables["verdicts"], _frame("verdicts", verdicts)], ignore_index=True)
+    db = make_store(tmp_path, tables)
+    row = query("SELECT * FROM v_table_j1 WHERE ord = 5", db).iloc[0]
+    assert (row.control, row.n, row.passed, row.tasks) == ("Mutant with the same reachable states", 3, 0, 2)
+    hn = query("SELECT * FROM v_hard_negatives", db).set_index(["operator", "procedure"])
+    assert hn.loc[("all", "behavior_renaming")].tolist() == [3, 2, 1]
+    assert hn.loc[("guard_swap", "behavior")].tolist() == [2, 2, 0]
+    errors = query("SELECT * FROM v_control_errors WHERE kind = 'hardneg'", db)
+    assert errors[["task_id", "grade"]].values.tolist() == [[t2, "behavior_renaming"]]
+    counts = query("SELECT * FROM v_control_counts", db).iloc[0]
+    assert (counts.hardneg_tried, counts.hardneg_kept, counts.hardneg_same_states) == (4, 3, 3)
+    assert "3 kept of 4 run through TLC (3 had the reference's" in _hard_negatives_text(counts, hn.reset_index())

@@ -16,7 +16,9 @@ For every test-set task with a cfg:
   (:mod:`alias.grade.mutants`) kept only if TLC reports a different number of distinct
   reachable states than the reference (no invariants or properties checked, deadlock
   allowed), counted on the data variables (projections of TLC's state graph) for
-  references with control-label variables.
+  references with control-label variables; and hard negatives (issue 33,
+  :mod:`alias.grade.hardneg`, kind ``hardneg``): mutants with the reference's count whose
+  behaviors TLC shows to differ (:func:`hard_negative_controls`).
 
 Every control is a row of the ``samples`` shape (model ``control:<kind>``, condition
 ``original``) graded by :func:`alias.grade.run.grade_samples`, so the controls also
@@ -62,7 +64,7 @@ class Control:
     """One control sample before grading."""
 
     task_id: str
-    kind: str            # self | renamed | oprenamed | mutant
+    kind: str            # self | renamed | oprenamed | mutant | hardneg
     sample_idx: int
     text: str
     side: OutputSide | None = None
@@ -255,13 +257,17 @@ HARDNEG = "hardneg"
 
 
 def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_tried: int, max_kept: int,
-                           timeout_s: float, operators: tuple[str, ...] | None = None) -> list[Control]:
+                           timeout_s: float, operators: tuple[str, ...] | None = None,
+                           reach_time_factor: float = 3.0, min_reach_timeout_s: float = 10.0) -> list[Control]:
     """Hard negatives of one task (issue 33): of the first ``max_tried`` candidates of
     :func:`alias.grade.hardneg.generate_hard_negatives` (``operators``: None or empty = all;
     seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
     reachable (data) states and :func:`alias.grade.hardneg.behavior_difference` shows a
-    behavior of one the other lacks. ``mutant_kind``: the operator; ``detail``: JSON with
-    the description, the check that failed and the first lines of TLC's counterexample.
+    behavior of one the other lacks. A candidate's reachability run gets
+    ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (at most
+    ``timeout_s``: one that runs longer has another state space), the checks ``timeout_s``.
+    ``mutant_kind``: the operator; ``detail``: JSON with the description, the check that
+    failed and the first lines of TLC's counterexample.
     Raises :class:`~alias.errors.AliasError` for an unknown operator name."""
     grader, data_vars, ref_states, ref_kind = _reference_reach(ref, runner)
     if ref_states is None:
@@ -272,18 +278,21 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
     except Exception as e:
         return [Control(ref.task_id, HARDNEG, -1, "", valid=False,
                         detail=f"hard-negative generation failed: {type(e).__name__}: {e}")]
-    mrunner, mgrader = _limited(ref, runner, timeout_s)
+    text, flags = _reach_cfg(ref, runner, None)
+    ref_s = runner.tlc(ref.files, ref.model_module, text, flags, purpose="control_reach").wall_s
+    rrunner, rgrader = _limited(ref, runner, min(timeout_s, max(min_reach_timeout_s, reach_time_factor * ref_s)))
+    crunner, _ = _limited(ref, runner, timeout_s)
     ref_graph = reach_graph(ref, ref.files, grader) if data_vars else None
     out: list[Control] = []
     for n_tried, hn in enumerate(cands):
         if sum(c.valid for c in out) >= max_kept:
             break
         files = dict(ref.files) | {f"{ref.system_module}.tla": hn.text}
-        states, kind = reachable_states(ref, files, mrunner, data_vars, mgrader)
+        states, kind = reachable_states(ref, files, rrunner, data_vars, rgrader)
         check, trace, keep = "state_count_differs", [], False
         if states == ref_states:
-            data = (data_vars, ref_graph, reach_graph(ref, files, mgrader)) if data_vars else None
-            d = behavior_difference(ref, mrunner, hn.text, data)
+            data = (data_vars, ref_graph, reach_graph(ref, files, rgrader)) if data_vars else None
+            d = behavior_difference(ref, crunner, hn.text, data)
             check, trace, keep = d.check, d.trace, d.shown
         detail = {"description": hn.description, "reach": kind, "check": check, "counterexample": trace}
         out.append(Control(ref.task_id, HARDNEG, n_tried, hn.text, None, valid=keep, detail=json.dumps(detail),
@@ -309,7 +318,8 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
     if hard_negatives is not None and hard_negatives.max_tried_per_task:
         h = hard_negatives
         out += hard_negative_controls(ref, runner, seed=seed, max_tried=h.max_tried_per_task,
-                                      max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators)
+                                      max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators,
+                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s)
     return out
 
 

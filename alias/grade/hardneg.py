@@ -40,8 +40,10 @@ predicate and next-state relation use:
 
 The three fairness operators run only where the cfg checks a PROPERTY (a weakened fairness
 that no property observes would be found only through the specification formula itself).
-Edits are kept to single-line spans, and a mutant that tree-sitter no longer reads (the
-original read cleanly) is dropped, as are duplicates.
+Edits are kept to single-line spans; an edit inside an action conjunct that reads or sets
+PlusCal's ``pc`` is not made (the grade compares such references on their data variables,
+Appendix I, and a changed control flow mostly changes the state count); a mutant that
+tree-sitter no longer reads (the original read cleanly) is dropped, as are duplicates.
 """
 
 from __future__ import annotations
@@ -110,6 +112,7 @@ class Subject:
     spec_defs: list[str]
     text: str
     cfg_text: str | None
+    control_spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)
     _classic: list[Mutant] | None = None
 
     def classic(self) -> list[Mutant]:
@@ -189,7 +192,12 @@ def subject(text: str, cfg_text: str | None) -> Subject | None:
     spec = cfg.specification if cfg is not None and cfg.specification in m.defs else None
     spec = spec or next((n for n, d in m.defs.items() if m.has_type(d, ("step_expr_or_stutter",))), None)
     spec_defs = sorted(({spec} | m.reachable([m.defs[spec]])) - m.actions) if spec else []
-    return Subject(m, cfg, _actions(m, next_node, excluded), spec_defs, text, cfg_text)
+    actions = _actions(m, next_node, excluded)
+    # PlusCal's pc (Appendix I): the grade compares the data variables; a mutant of a
+    # conjunct that reads or sets pc changes control flow, mostly the state count too
+    control = {v for v in stategraph.control_variables(text) if v == "pc" and v in m.variables}
+    spans = [(c.start_byte, c.end_byte) for a in actions for c in a.conjuncts if _names(m, c) & control]
+    return Subject(m, cfg, actions, spec_defs, text, cfg_text, spans)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -452,6 +460,8 @@ def generate_hard_negatives(text: str, cfg_text: str | None, *, operators: Itera
         return
     seen, ids = {text}, set()
     for name, (desc, edits) in _turns({n: list(OPERATORS[n](s)) for n in names}, seed):
+        if any(e[0] < b and a < e[1] for e in edits for a, b in s.control_spans):
+            continue
         new = _apply(s.m.src, edits)
         new_text = new.decode("utf-8") if new is not None else text
         if new_text in seen or (not s.m.has_error and parse(new_text).root_node.has_error):
@@ -508,28 +518,35 @@ class Difference:
 def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None) -> Difference:
     """Point (b) of the keep-check for the mutated system module ``text``: the forward and
     reverse TLC checks of the paper's procedure under the identity mapping alone (every
-    variable and constant to itself: its first and, with ``max_maps=1``, only map), which
-    must fail with a violation (:data:`VIOLATIONS`). ``data``: for a reference with
+    variable and constant to itself: its first and, with ``max_maps=1``, only map), one of
+    which must fail with a violation (:data:`VIOLATIONS`). ``data``: for a reference with
     control-label variables, ``(data variables, reference graph, mutant graph)`` (TLC's
-    reachable state graphs): their projections onto the data variables must also differ
-    (Appendix I grades only those)."""
+    reachable state graphs): Appendix I grades such references on the data variables, so
+    a safety violation counts only when the graphs projected onto them differ (else only
+    the control flow changed); a liveness violation (``Temporal properties were violated``)
+    counts either way, since state graphs do not show fairness."""
     rec = _Recorder(runner)
     v = BehaviorGrader(ref, rec, mappings="renaming", max_maps=1).grade(
         OutputSide({ref.system_module: text}, ref.system_module))
-    if v.passed:
-        return Difference(False, f"equivalent ({v.method})")
+    if v.forward is None:
+        return Difference(False, v.reason or "not_checked")
     failed = ("forward", v.forward) if v.forward != "success" else ("reverse", v.reverse)
+    if failed[1] == "success":
+        return Difference(False, f"equivalent ({v.method})")
     check = f"{failed[0]}_{failed[1]}"
     if failed[1] not in VIOLATIONS:
-        return Difference(False, v.reason or check)
-    trace = counterexample(rec.results[-1].output if rec.results else "")
-    if data is not None:
-        variables, rg, mg = data
-        if rg is None or mg is None:
-            return Difference(False, f"{check}; data graph not available", trace)
-        same, witness = stategraph.equivalent_observable(stategraph.project(rg, variables),
-                                                         stategraph.project(mg, variables))
-        if same:
-            return Difference(False, f"{check}; data graphs equivalent", trace)
-        trace = trace + [f"data graphs differ: {str(witness)[:300]}"]
-    return Difference(True, check, trace)
+        return Difference(False, check)
+    run = next((r for r in reversed(rec.results) if r.kind == failed[1]), None)
+    trace = counterexample(run.output if run is not None else "")
+    if data is None:
+        return Difference(True, check, trace)
+    variables, rg, mg = data
+    if rg is None or mg is None:
+        return Difference(False, f"{check}; data graph not available", trace)
+    same, witness = stategraph.equivalent_observable(stategraph.project(rg, variables),
+                                                     stategraph.project(mg, variables))
+    if not same:
+        return Difference(True, check, trace + [f"data graphs differ: {str(witness)[:300]}"])
+    if any("Temporal properties were violated" in ln for ln in trace):
+        return Difference(True, f"{check}; liveness (data graphs equal)", trace)
+    return Difference(False, f"{check}; data graphs equal (control flow only)", trace)
