@@ -49,8 +49,8 @@ tree-sitter no longer reads (the original read cleanly) is dropped, as are dupli
 from __future__ import annotations
 
 import dataclasses
-import json
 import random
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -75,6 +75,9 @@ Cand = tuple[str, list[Edit]]
 VIOLATIONS = frozenset({"invariant_violated", "property_violated", "deadlock"})
 #: Lines of TLC's counterexample kept in a control's detail.
 TRACE_LINES = 12
+#: TLC's report of a violated temporal property (v1.8: ``Temporal properties A and B were
+#: violated.``; 2.15: ``Temporal properties were violated.``).
+_LIVENESS = re.compile(r"Error: Temporal propert(y|ies)\b.*\bviolated")
 
 
 @dataclass(frozen=True)
@@ -523,7 +526,7 @@ def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None
     control-label variables, ``(data variables, reference graph, mutant graph)`` (TLC's
     reachable state graphs): Appendix I grades such references on the data variables, so
     a safety violation counts only when the graphs projected onto them differ (else only
-    the control flow changed); a liveness violation (``Temporal properties were violated``)
+    the control flow changed); a liveness violation (TLC: ``Temporal properties ... violated``)
     counts either way, since state graphs do not show fairness."""
     rec = _Recorder(runner)
     v = BehaviorGrader(ref, rec, mappings="renaming", max_maps=1).grade(
@@ -547,6 +550,6 @@ def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None
                                                      stategraph.project(mg, variables))
     if not same:
         return Difference(True, check, trace + [f"data graphs differ: {str(witness)[:300]}"])
-    if any("Temporal properties were violated" in ln for ln in trace):
+    if any(_LIVENESS.match(ln) for ln in trace):
         return Difference(True, f"{check}; liveness (data graphs equal)", trace)
     return Difference(False, f"{check}; data graphs equal (control flow only)", trace)
