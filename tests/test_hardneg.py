@@ -152,3 +152,15 @@ def test_table_j1_counts_hard_negatives_per_procedure(tmp_path):
     counts = query("SELECT * FROM v_control_counts", db).iloc[0]
     assert (counts.hardneg_tried, counts.hardneg_kept, counts.hardneg_same_states) == (4, 3, 3)
     assert "3 kept of 4 run through TLC (3 had the reference's" in _hard_negatives_text(counts, hn.reset_index())
+
+
+@pytest.mark.tlc
+@pytest.mark.xfail(strict=True, reason="grader gap (reported, issue 33): on a reference with PlusCal's pc, Appendix "
+                   "I's data-graph fallback accepts an output whose fairness is dropped (state graphs show no fairness)")
+def test_fairness_dropped_on_a_pc_reference_is_rejected(runner):
+    """The keep-check keeps the mutant (TLC's forward check finds the liveness
+    counterexample; the data graphs are equal); both procedures should reject it."""
+    ref, cs, kept = _kept("HNPcLive", "fairness_drop", runner)
+    assert len(kept) == 1 and "liveness" in json.loads(kept[0].detail)["check"]
+    side = OutputSide({ref.system_module: kept[0].text}, ref.system_module)
+    assert not any(BehaviorGrader(ref, runner, mappings=p).grade(side).passed for p in ("refinement", "renaming"))
