@@ -25,7 +25,7 @@ predicate and next-state relation use:
 ``update_swap``       two actions that both assign ``v' = e`` exchange those conjuncts;
 ``update_copy``       one action's ``v' = e`` replaced by another action's;
 ``except_index``      an ``EXCEPT ![i]`` index (a parameter or bound name) replaced by
-                      another parameter or bound name of the same action;
+                      another parameter or bound name of the action over the same set;
 ``assigned_value``    a string literal assigned to ``v`` replaced by another string the
                       module assigns to ``v``;
 ``arith_flip``        ``+`` <-> ``-`` inside an assignment (a modular counter that runs
@@ -95,13 +95,15 @@ class HardNegative:
 @dataclass
 class Action:
     """An action definition the next-state relation uses: its ``name``, its top-level
-    conjuncts (through ``\\E`` and ``LET``), and the names it binds (``locals``: parameters
-    and every bound identifier) and its parameters and quantified names (``indices``)."""
+    conjuncts (through ``\\E`` and ``LET``), the names it binds (``locals``: parameters and
+    every bound identifier) and, for its parameters and quantified names, the text of the
+    set each ranges over where the module says (``domains``: a quantifier bound, or the
+    bound of the argument at every call)."""
 
     name: str
     conjuncts: list[ts.Node]
     locals: frozenset[str]
-    indices: tuple[str, ...]
+    domains: dict[str, str]
 
 
 @dataclass
@@ -178,10 +180,51 @@ def _actions(m: _Module, next_node: ts.Node | None, excluded: set[str]) -> list[
         conj = _conjuncts(_core(m, body))
         if len(conj) < 2:
             continue
-        params, quant = _bound_names(m, d)
         names = {m.t(n) for n in _walk(d) if n.type == "identifier"} - {name}
-        out.append(Action(name, conj, frozenset(names), tuple(dict.fromkeys(params + quant))))
+        domains = _param_domains(m, name, _bound_names(m, d)[0]) | _quantified(m, d)
+        out.append(Action(name, conj, frozenset(names), domains))
     return out
+
+
+def _bounds(m: _Module, qb: ts.Node) -> dict[str, str]:
+    """``{name: set text}`` of one quantifier bound ``x, y \\in S``."""
+    kids = qb.named_children
+    if len(kids) < 3 or kids[-2].type != "set_in":
+        return {}
+    return {m.t(x): m.t(kids[-1]) for x in kids[:-2] if x.type == "identifier"}
+
+
+def _quantified(m: _Module, node: ts.Node) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n in _walk(node):
+        if n.type == "quantifier_bound":
+            out = _bounds(m, n) | out
+    return out
+
+
+def _binding(m: _Module, ref: ts.Node) -> str | None:
+    """The set that the quantifier binding identifier ``ref`` ranges over, if one does."""
+    n = ref.parent
+    while n is not None:
+        for qb in (c for c in n.named_children if c.type == "quantifier_bound"):
+            dom = _bounds(m, qb).get(m.t(ref))
+            if dom is not None:
+                return dom
+        n = n.parent
+    return None
+
+
+def _param_domains(m: _Module, name: str, params: list[str]) -> dict[str, str]:
+    """Each parameter of action ``name`` whose argument, at every call, is a name bound
+    over one and the same set: that set's text."""
+    seen: dict[str, set] = {p: set() for p in params}
+    for unit in m.units:
+        for n in _walk(unit):
+            if n.type != "bound_op" or not n.named_children or m.t(n.named_children[0]) != name:
+                continue
+            for p, arg in zip(params, n.named_children[1:]):
+                seen[p].add(_binding(m, arg) if arg.type == "identifier_ref" else None)
+    return {p: d.pop() for p, d in seen.items() if len(d) == 1 and None not in d}
 
 
 def subject(text: str, cfg_text: str | None) -> Subject | None:
@@ -298,9 +341,8 @@ def except_index(s: Subject) -> Iterator[Cand]:
                 if n.type != "except_update_fn_appl":
                     continue
                 for idx in n.named_children:
-                    if idx.type != "identifier_ref" or m.t(idx) not in a.indices:
-                        continue
-                    for other in a.indices:
+                    dom = a.domains.get(m.t(idx)) if idx.type == "identifier_ref" else None
+                    for other in (x for x, d in a.domains.items() if d == dom):
                         if other != m.t(idx):
                             yield (f"EXCEPT index {m.t(idx)} -> {other} in {a.name}",
                                    [(idx.start_byte, idx.end_byte, other.encode())])
