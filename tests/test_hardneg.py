@@ -155,11 +155,10 @@ def test_table_j1_counts_hard_negatives_per_procedure(tmp_path):
 
 
 @pytest.mark.tlc
-@pytest.mark.xfail(strict=True, reason="grader gap (reported, issue 33): on a reference with PlusCal's pc, Appendix "
-                   "I's data-graph fallback accepts an output whose fairness is dropped (state graphs show no fairness)")
 def test_fairness_dropped_on_a_pc_reference_is_rejected(runner):
     """The keep-check keeps the mutant (TLC's forward check finds the liveness
-    counterexample; the data graphs are equal); both procedures should reject it."""
+    counterexample; the data graphs are equal) and both procedures reject it (Appendix I's
+    data-graph comparison, which sees no fairness, once accepted it)."""
     ref, cs, kept = _kept("HNPcLive", "fairness_drop", runner)
     assert len(kept) == 1 and "liveness" in json.loads(kept[0].detail)["check"]
     side = OutputSide({ref.system_module: kept[0].text}, ref.system_module)
