@@ -14,7 +14,7 @@ from alias.errors import AliasError
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.controls import HARDNEG, hard_negative_controls
-from alias.grade.hardneg import OPERATORS, counterexample, generate_hard_negatives
+from alias.grade.hardneg import OPERATORS, TURNS, counterexample, generate_hard_negatives
 from alias.tla.syntax import parse
 
 FIX = Path(__file__).parent / "fixtures" / "hardneg"
@@ -63,9 +63,11 @@ def test_fairness_operators_need_a_property_and_unknown_operators_are_named():
 
 
 def test_seeded_order_lets_operators_take_turns():
+    """Operators take turns in TURNS order (every operator listed once)."""
+    assert sorted(TURNS) == sorted(OPERATORS)
     ref = fixture_reference("HNSteps")
     first = [c.operator for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")][:9]
-    assert len(set(first)) == 9
+    assert first == [op for op in TURNS if FIXTURE_OF[op] == "HNSteps"]
     again = [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
     assert again == [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
 

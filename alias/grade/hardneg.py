@@ -61,7 +61,7 @@ from alias.errors import AliasError
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade import stategraph
 from alias.grade.cache import ToolRunner
-from alias.grade.mutants import (Mutant, _conjuncts, _flatten, _infix_symbol, _item_content, _Module, _roots,
+from alias.grade.mutants import (_DEF_TYPES, Mutant, _conjuncts, _flatten, _infix_symbol, _item_content, _Module, _roots,
                                  _strip_parens, _walk, generate_mutants)
 from alias.tla.cfg import Cfg, parse_cfg
 from alias.tla.syntax import parse
@@ -95,14 +95,15 @@ class HardNegative:
 @dataclass
 class Action:
     """An action definition the next-state relation uses: its ``name``, its top-level
-    conjuncts (through ``\\E`` and ``LET``), the names it binds (``locals``: parameters and
-    every bound identifier) and, for its parameters and quantified names, the text of the
+    conjuncts (through ``\\E`` and ``LET``), the names bound where those conjuncts stand
+    (``scope``: parameters, those ``\\E`` and ``LET`` names) and, for its parameters and
+    quantified names, the text of the
     set each ranges over where the module says (``domains``: a quantifier bound, or the
     bound of the argument at every call)."""
 
     name: str
     conjuncts: list[ts.Node]
-    locals: frozenset[str]
+    scope: frozenset[str]
     domains: dict[str, str]
 
 
@@ -154,9 +155,10 @@ def _bound_names(m: _Module, d: ts.Node) -> tuple[list[str], list[str]]:
     return params, quant
 
 
-def _core(m: _Module, body: ts.Node) -> ts.Node:
-    """The conjunction of an action body, through ``\\E`` quantifiers and ``LET``."""
-    node = _strip_parens(body)
+def _core(m: _Module, body: ts.Node) -> tuple[ts.Node, set[str]]:
+    """The conjunction of an action body, through ``\\E`` quantifiers and ``LET``, and the
+    names those bind."""
+    node, bound = _strip_parens(body), set()
     while node.type in ("bounded_quantification", "let_in"):
         q = node.child_by_field_name("quantifier")
         if node.type == "bounded_quantification" and (q is None or q.type != "exists"):
@@ -164,8 +166,13 @@ def _core(m: _Module, body: ts.Node) -> ts.Node:
         e = node.child_by_field_name("expression")
         if e is None:
             break
+        for c in node.named_children:
+            if c.type == "quantifier_bound":
+                bound |= set(_bounds(m, c))
+            elif c.type in _DEF_TYPES and m.def_name(c):
+                bound.add(m.def_name(c))
         node = _strip_parens(e)
-    return node
+    return node, bound
 
 
 def _actions(m: _Module, next_node: ts.Node | None, excluded: set[str]) -> list[Action]:
@@ -177,12 +184,13 @@ def _actions(m: _Module, next_node: ts.Node | None, excluded: set[str]) -> list[
         body = m.body(name)
         if name not in used or name in excluded or body is None or d.type != "operator_definition":
             continue
-        conj = _conjuncts(_core(m, body))
+        core, bound = _core(m, body)
+        conj = _conjuncts(core)
         if len(conj) < 2:
             continue
-        names = {m.t(n) for n in _walk(d) if n.type == "identifier"} - {name}
-        domains = _param_domains(m, name, _bound_names(m, d)[0]) | _quantified(m, d)
-        out.append(Action(name, conj, frozenset(names), domains))
+        params = _bound_names(m, d)[0]
+        domains = _param_domains(m, name, params) | _quantified(m, d)
+        out.append(Action(name, conj, frozenset(params) | bound, domains))
     return out
 
 
@@ -255,9 +263,14 @@ def _names(m: _Module, n: ts.Node) -> set[str]:
     return {m.t(x) for x in _walk(n) if x.type == "identifier_ref"}
 
 
+def _free(m: _Module, n: ts.Node) -> set[str]:
+    """Names ``n`` uses that it does not bind itself."""
+    return _names(m, n) - {m.t(x) for x in _walk(n) if x.type == "identifier"}
+
+
 def _fits(m: _Module, n: ts.Node, src: Action, dst: Action) -> bool:
     """``n`` (a part of action ``src``) uses no name bound in ``src`` that ``dst`` lacks."""
-    return (_names(m, n) & src.locals) <= dst.locals
+    return (_free(m, n) & src.scope) <= dst.scope
 
 
 def _assignment(m: _Module, n: ts.Node) -> str | None:
@@ -462,20 +475,29 @@ def _apply(src: bytes, edits: list[Edit]) -> bytes | None:
     return b"".join(out + [src[pos:]])
 
 
+#: The order operators take turns in (the most productive first: on a sample of 30 real
+#: references, weakened fairness kept 9 of 15 tried, a deleted guard 2 of 12, a shifted
+#: literal 8 of 50, a deleted disjunct or a flipped comparison none of 44).
+TURNS = ("fairness_drop", "fairness_sub_action", "fairness_sf_to_wf", "guard_deleted", "guard_swap", "update_copy",
+         "assigned_value", "literal_shifted", "except_index", "update_swap", "arith_flip", "comparison_flipped",
+         "disjunct_deleted")
+
+
 def _turns(cands: dict[str, list[Cand]], seed: str | None) -> Iterator[tuple[str, Cand]]:
     """Every candidate once. Without ``seed``: operator by operator, each in source order;
-    with it: operators take turns (operators and each one's candidates in an order drawn
-    with ``seed``), so the first few tried span the operators."""
+    with it: operators take turns in :data:`TURNS` order (an operator not listed last),
+    each one's candidates in an order drawn with ``seed``, so the first few tried span
+    the operators."""
     if seed is None:
         yield from ((n, c) for n, cs in cands.items() for c in cs)
         return
     rng = random.Random(seed)
+    rank = {n: i for i, n in enumerate(TURNS)}
     queues = []
-    for name in sorted(cands):
+    for name in sorted(cands, key=lambda n: (rank.get(n, len(rank)), n)):
         q = list(cands[name])
         rng.shuffle(q)
         queues.append((name, q))
-    rng.shuffle(queues)
     while any(q for _, q in queues):
         for name, q in queues:
             if q:
