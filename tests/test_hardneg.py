@@ -66,8 +66,8 @@ def test_seeded_order_lets_operators_take_turns():
     """Operators take turns in TURNS order (every operator listed once)."""
     assert sorted(TURNS) == sorted(OPERATORS)
     ref = fixture_reference("HNSteps")
-    first = [c.operator for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")][:9]
-    assert first == [op for op in TURNS if FIXTURE_OF[op] == "HNSteps"]
+    first = [c.operator for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")][:8]
+    assert len(set(first)) == 8 and first == sorted(first, key=TURNS.index)
     again = [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
     assert again == [c.mutant_id for c in generate_hard_negatives(ref.system_text, ref.cfg_text, seed="s")]
 
