@@ -234,9 +234,10 @@ class HardNegativesConfig:
     whose behaviors TLC shows to differ (:mod:`alias.grade.hardneg`). ``operators``: names
     of its mutation operators (empty = all); the first ``max_tried_per_task`` candidates
     (operators taking turns, seeded order) are run through TLC, at most
-    ``max_kept_per_task`` kept; each TLC run of a candidate gets at most ``timeout_s``, its
-    reachability run at most ``max(min_reach_timeout_s, reach_time_factor * the
-    reference's)``."""
+    ``max_kept_per_task`` kept; a candidate's reachability run gets
+    ``max(min_reach_timeout_s, reach_time_factor * the reference's)`` seconds, its checks
+    ``timeout_s``; a task whose reference run times ``reach_time_factor`` exceeds
+    ``timeout_s`` gets none."""
 
     max_tried_per_task: int
     max_kept_per_task: int

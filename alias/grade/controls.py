@@ -264,8 +264,9 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
     seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
     reachable (data) states and :func:`alias.grade.hardneg.behavior_difference` shows a
     behavior of one the other lacks. A candidate's reachability run gets
-    ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (at most
-    ``timeout_s``: one that runs longer has another state space), the checks ``timeout_s``.
+    ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (one that
+    runs longer has another state space), the checks ``timeout_s``; a reference whose run
+    times ``reach_time_factor`` exceeds ``timeout_s`` gets none (one row saying so).
     ``mutant_kind``: the operator; ``detail``: JSON with the description, the check that
     failed and the first lines of TLC's counterexample.
     Raises :class:`~alias.errors.AliasError` for an unknown operator name."""
@@ -280,7 +281,11 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
                         detail=f"hard-negative generation failed: {type(e).__name__}: {e}")]
     text, flags = _reach_cfg(ref, runner, None)
     ref_s = runner.tlc(ref.files, ref.model_module, text, flags, purpose="control_reach").wall_s
-    rrunner, rgrader = _limited(ref, runner, min(timeout_s, max(min_reach_timeout_s, reach_time_factor * ref_s)))
+    if reach_time_factor * ref_s > timeout_s:
+        return [Control(ref.task_id, HARDNEG, -1, "", valid=False,
+                        detail=f"reference reachability run took {ref_s:.0f} s: {reach_time_factor:g} times that is "
+                               f"over the hard negatives' limit of {timeout_s:g} s")]
+    rrunner, rgrader = _limited(ref, runner, max(min_reach_timeout_s, reach_time_factor * ref_s))
     crunner, _ = _limited(ref, runner, timeout_s)
     ref_graph = reach_graph(ref, ref.files, grader) if data_vars else None
     out: list[Control] = []
