@@ -48,10 +48,12 @@ def test_every_operator_has_a_fixture_candidate_that_parses():
 
 def test_operators_make_the_edits_they_name():
     ref = fixture_reference("HNSteps")
-    texts = {c.mutant_id: c.text for c in generate_hard_negatives(ref.system_text, ref.cfg_text)}
-    swapped = texts["guard_swap@L8C10"]
-    assert "Up == /\\ x = 2" in swapped and "Down == /\\ x = 0" in swapped
-    assert "x' = (x - 1) % 3" in texts["arith_flip@L9C18"]
+    (swapped,) = generate_hard_negatives(ref.system_text, ref.cfg_text, operators=["guard_swap"])
+    assert swapped.mutant_id == "guard_swap@L9C10"
+    assert "Up == /\\ x = 2" in swapped.text and "Down == /\\ x = 0" in swapped.text
+    flips = list(generate_hard_negatives(ref.system_text, ref.cfg_text, operators=["arith_flip"]))
+    assert [f.mutant_id for f in flips] == ["arith_flip@L10C18", "arith_flip@L13C20"]
+    assert "x' = (x - 1) % 3" in flips[0].text and "x' = (x - 2) % 3" in flips[1].text
     idx = fixture_reference("HNIndex")
     (only,) = generate_hard_negatives(idx.system_text, idx.cfg_text, operators=["except_index"])
     assert "[f EXCEPT ![j] = 1]" in only.text
