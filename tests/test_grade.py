@@ -251,7 +251,7 @@ def test_controls_on_embedded_references(tool_config, tmp_path):
     assert s["oprenamed"]["n"] == 2 and s["oprenamed"]["passed"] == 2
     assert s["mutant"]["n"] >= 2 and s["mutant"]["passed"] == 0
     v = pd.read_parquet(tmp_path / "controls" / "verdicts.parquet")
-    assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior"}
+    assert set(v[v.model == "control:self"].grade) == {"parse", "name", "behavior", "behavior_renaming"}
     assert v[v.model == "control:self"].passed.all()
 
 
