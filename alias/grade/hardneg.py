@@ -9,13 +9,15 @@ reject every one of them.  A hard negative is kept only when
     cfg, no invariants or properties, deadlock allowed; for references with control-label
     variables, distinct projections onto the data variables), as
     :func:`alias.grade.controls.reachable_states` counts them, and
-(b) TLC shows a behavior of one that the other lacks: the forward or reverse check under
-    the **identity** mapping (:meth:`alias.grade.behavior.BehaviorGrader.check_mapping`)
+(b) TLC shows a behavior of one that the other lacks: the forward or reverse check of the
+    paper's procedure under the **identity** mapping alone (:func:`behavior_difference`)
     fails with a violation (an invariant, a property -- R's own specification formula
-    included -- or a deadlock the reference does not have), and the first lines of TLC's
-    counterexample are recorded.  For references with control-label variables, whose
-    grade compares the data variables only (Appendix I), the state graphs projected onto
-    the data variables must differ too.
+    included, so a dropped fairness condition shows -- or a deadlock where the cfg checks
+    deadlock), and the first lines of TLC's counterexample are recorded.  For references
+    with control-label variables, whose grade compares the data variables (Appendix I), a
+    safety violation counts only when the state graphs projected onto the data variables
+    differ too (else only the control flow changed); a liveness violation counts either
+    way.
 
 Mutation operators (:data:`OPERATORS`, name -> function of a :class:`Subject` giving
 candidate edits), each confined to the system module's definitions that the initial
@@ -38,8 +40,10 @@ predicate and next-state relation use:
                       Appendix J's mutation kinds (action_guard, next_disjunct,
                       comparison, numeric_literal), kept here only with the same count.
 
-The three fairness operators run only where the cfg checks a PROPERTY (a weakened fairness
-that no property observes would be found only through the specification formula itself).
+The three fairness operators run only where the cfg checks a PROPERTY (the issue asks for
+a weakened fairness that changes a property; TLC's counterexample may still name only R's
+specification formula, whose fairness conjunct the mutant no longer implies).  Operators
+take turns in :data:`TURNS` order (the most productive first).
 Edits are kept to single-line spans; an edit inside an action conjunct that reads or sets
 PlusCal's ``pc`` is not made (the grade compares such references on their data variables,
 Appendix I, and a changed control flow mostly changes the state count); a mutant that
@@ -58,8 +62,8 @@ import tree_sitter as ts
 
 from alias.corpus.testset import Reference
 from alias.errors import AliasError
-from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade import stategraph
+from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.mutants import (_DEF_TYPES, Mutant, _conjuncts, _flatten, _infix_symbol, _item_content, _Module, _roots,
                                  _strip_parens, _walk, generate_mutants)
@@ -97,9 +101,8 @@ class Action:
     """An action definition the next-state relation uses: its ``name``, its top-level
     conjuncts (through ``\\E`` and ``LET``), the names bound where those conjuncts stand
     (``scope``: parameters, those ``\\E`` and ``LET`` names) and, for its parameters and
-    quantified names, the text of the
-    set each ranges over where the module says (``domains``: a quantifier bound, or the
-    bound of the argument at every call)."""
+    quantified names, the text of the set each ranges over where the module says
+    (``domains``: a quantifier bound, or the bound of the argument at every call)."""
 
     name: str
     conjuncts: list[ts.Node]
@@ -140,19 +143,15 @@ def operator(name: str):
 
 
 # --------------------------------------------------------------------------- subject
-def _bound_names(m: _Module, d: ts.Node) -> tuple[list[str], list[str]]:
-    """(parameters, quantified names) of definition ``d``."""
+def _params(m: _Module, d: ts.Node) -> list[str]:
+    """The parameters of definition ``d`` (its first named child is its name)."""
     params = []
-    for c in d.named_children:
+    for c in d.named_children[1:]:
         if c.type == "def_eq":
             break
-        if c.type == "identifier" and c is not d.named_children[0]:
+        if c.type == "identifier":
             params.append(m.t(c))
-    quant = []
-    for n in _walk(d):
-        if n.type == "quantifier_bound":
-            quant += [m.t(x) for x in _walk(n) if x.type == "identifier"]
-    return params, quant
+    return params
 
 
 def _core(m: _Module, body: ts.Node) -> tuple[ts.Node, set[str]]:
@@ -188,7 +187,7 @@ def _actions(m: _Module, next_node: ts.Node | None, excluded: set[str]) -> list[
         conj = _conjuncts(core)
         if len(conj) < 2:
             continue
-        params = _bound_names(m, d)[0]
+        params = _params(m, d)
         domains = _param_domains(m, name, params) | _quantified(m, d)
         out.append(Action(name, conj, frozenset(params) | bound, domains))
     return out
@@ -426,7 +425,7 @@ def _disjuncts(m: _Module, node: ts.Node) -> list[ts.Node]:
     """The disjuncts of an action expression (through a zero-argument definition)."""
     node = _strip_parens(node)
     if node.type == "identifier_ref" and m.t(node) in m.defs and m.body(m.t(node)) is not None:
-        if _bound_names(m, m.defs[m.t(node)])[0]:
+        if _params(m, m.defs[m.t(node)]):
             return []
         node = _strip_parens(m.body(m.t(node)))
     if node.type == "disj_list":
