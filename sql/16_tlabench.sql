@@ -6,9 +6,12 @@
 -- Python (alias.report.tlabench). Every view is empty without external verdicts.
 
 -- v_tlabench_outputs: one row per (source, regime, model, task_id) that either the
--- benchmark's verdicts or the replayed outputs have: the benchmark's sany_pass/tlc_pass
+-- benchmark's verdicts or the replayed outputs have (`model`: the samples' model,
+-- `<replay key>/<release model>`, so one model's default and cfgaware generations are two
+-- models here; verdicts join samples on it, never on the release's name alone;
+-- `release_model`: the release's name): the benchmark's sany_pass/tlc_pass
 -- (tlc_pass NULL where it ran no TLC: false), ours from the `tlabench` grade, and the
--- `name` and `behavior` verdicts. `in_release`: the release has the output file;
+-- `name` and `behavior` verdicts (and `behavior_renaming`, the paper's procedure, where graded). `in_release`: the release has the output file;
 -- `has_reference`: the task is in our test set (its gold spec checked).
 -- Reads: external_verdicts, samples, verdicts, test_set.
 CREATE OR REPLACE VIEW v_tlabench_outputs AS
@@ -26,14 +29,18 @@ WITH ours AS (
          max(CASE WHEN v.grade = 'behavior' THEN coalesce(v.passed, false)::INT END)::BOOLEAN AS behavior_passed,
          max(CASE WHEN v.grade = 'behavior' THEN v.reason END) AS behavior_reason,
          max(CASE WHEN v.grade = 'behavior' THEN v.mapping END) AS behavior_mapping,
-         max(CASE WHEN v.grade = 'behavior' THEN v.error_text END) AS behavior_error
+         max(CASE WHEN v.grade = 'behavior' THEN v.error_text END) AS behavior_error,
+         max(CASE WHEN v.grade = 'behavior_renaming' THEN coalesce(v.passed, false)::INT END)::BOOLEAN
+           AS behavior_renaming_passed,
+         max(CASE WHEN v.grade = 'behavior_renaming' THEN v.reason END) AS behavior_renaming_reason
   FROM samples s LEFT JOIN verdicts v
     ON v.task_id = s.task_id AND v.condition = s.condition AND v.model = s.model AND v.sample_idx = s.sample_idx
   WHERE s.condition = 'original' AND s.sample_idx = 0
-    AND s.model IN (SELECT DISTINCT model FROM external_verdicts)
+    AND s.model IN (SELECT DISTINCT sample_model FROM external_verdicts)
   GROUP BY s.model, s.task_id
 )
-SELECT coalesce(e.source, 'tla-bench') AS source, e.regime, coalesce(e.model, o.model) AS model,
+SELECT coalesce(e.source, 'tla-bench') AS source, e.regime, coalesce(e.sample_model, o.model) AS model,
+       e.model AS release_model,
        coalesce(e.task_id, o.task_id) AS task_id,
        e.sany_pass AS their_sany, coalesce(e.tlc_pass, false) AS their_tlc, e.tlc_pass IS NULL AS their_tlc_absent,
        e.label AS their_label, e.evidence AS their_evidence,
@@ -41,9 +48,10 @@ SELECT coalesce(e.source, 'tla-bench') AS source, e.regime, coalesce(e.model, o.
        coalesce(t.in_test_set, false) AS has_reference,
        o.our_sany, o.our_tlc, o.our_reason, o.our_error, o.our_detail,
        o.name_passed, o.name_reason, o.name_detail, o.name_error,
-       o.behavior_passed, o.behavior_reason, o.behavior_mapping, o.behavior_error
+       o.behavior_passed, o.behavior_reason, o.behavior_mapping, o.behavior_error,
+       o.behavior_renaming_passed, o.behavior_renaming_reason
 FROM external_verdicts e
-FULL OUTER JOIN ours o ON o.model = e.model AND o.task_id = e.task_id
+FULL OUTER JOIN ours o ON o.model = e.sample_model AND o.task_id = e.task_id
 LEFT JOIN test_set t ON t.task_id = coalesce(e.task_id, o.task_id);
 
 -- v_tlabench_agreement: per model, how often our `tlabench` grade gives the benchmark's

@@ -389,5 +389,8 @@ def test_an_override_built_from_the_outputs_actions_takes_the_outputs_actions(to
                     cfg_text="SPECIFICATION Spec\nCONSTANT Next <- BoundedNext\n", author_modules=("MCS", "S"))
     runner = ToolRunner(tool_config, tmp_path / "cache")
     assert grade_behavior(ref, _OV_SYSTEM, runner).passed
-    mutant = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
+    mutant = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner, mappings="renaming")
     assert not mutant.passed and mutant.reason == "forward_property_violated", mutant.attempts
+    # the refinement procedure rejects it too: its state dumps show the other values of c
+    refined = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
+    assert not refined.passed and refined.reason == "no_refinement_mapping_fits", refined.attempts

@@ -6,6 +6,7 @@ procedure), load and the comparison reports."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import shutil
 from pathlib import Path
@@ -51,26 +52,28 @@ def test_ingest_keeps_every_record_and_says_why_one_is_excluded():
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """The pipeline of pipelines/tlabench on the three fixture tasks, their released
-    outputs and verdicts (copied into the run folder: the fixture's subset)."""
+    outputs and verdicts of both regimes (copied into the run folder: the fixture's subset)."""
     wd = tmp_path_factory.mktemp("tlabench")
     ids = json.loads(IDS.read_text())
     outputs = wd / "outputs"
-    for model in ("claude-opus-4-5", "gemini-2-5-pro"):
-        (outputs / "generations/default" / model).mkdir(parents=True)
+    for regime, model in itertools.product(("default", "cfgaware"), ("claude-opus-4-5", "gemini-2-5-pro")):
+        (outputs / "generations" / regime / model).mkdir(parents=True)
         for i in ids:
-            src = RELEASE / "outputs/generations/default" / model / f"{i}.tla"
+            src = RELEASE / "outputs/generations" / regime / model / f"{i}.tla"
             if src.exists():
-                shutil.copy(src, outputs / "generations/default" / model / src.name)
-        lines = (RELEASE / "outputs/verdicts/default" / f"{model}.jsonl").read_text().splitlines()
-        (outputs / "verdicts/default").mkdir(parents=True, exist_ok=True)
-        (outputs / "verdicts/default" / f"{model}.jsonl").write_text(
+                shutil.copy(src, outputs / "generations" / regime / model / src.name)
+        lines = (RELEASE / "outputs/verdicts" / regime / f"{model}.jsonl").read_text().splitlines()
+        (outputs / "verdicts" / regime).mkdir(parents=True, exist_ok=True)
+        (outputs / "verdicts" / regime / f"{model}.jsonl").write_text(
             "".join(ln + "\n" for ln in lines if json.loads(ln)["spec_id"] in ids))
     c = load_config([REPO / "params.yaml", REPO / "pipelines/tlabench/params.yaml"], {
         "corpus.path": str(RELEASE), "corpus.ids": str(IDS), "corpus.library": list(map(str, LIBRARY)),
-        "tla.jar": str(JAR), "tla.memory_mb": 1024, "generate.replay.tlabench.path": str(outputs)})
+        "tla.jar": str(JAR), "tla.memory_mb": 1024, "generate.replay.tlabench.path": str(outputs),
+        "generate.replay.tlabench_cfgaware.path": str(outputs)})
     c = dataclasses.replace(c, paths=dataclasses.replace(c.paths.under(wd), sql=REPO / "sql"))
     summary = {m.NAME: m.run(c, c.paths) for m in (ingest, rename, verify, identifiers)}
     summary["replay"] = generate_replay.run(c, c.paths, "tlabench")
+    summary["replay_cfgaware"] = generate_replay.run(c, c.paths, "tlabench_cfgaware")
     summary |= {m.NAME: m.run(c, c.paths) for m in (grade, load, report)}
     return wd, c, summary
 
@@ -79,20 +82,32 @@ def test_the_fixture_tasks_are_verified_and_every_output_is_graded(run):
     wd, c, s = run
     assert s["verify"]["test_set"] == 3
     assert s["replay"]["samples"] == 5 and s["replay"]["lacking"] == {"claude-opus-4-5": ["1510"], "gemini-2-5-pro": []}
+    assert s["replay_cfgaware"]["samples"] == 5
+    assert s["replay_cfgaware"]["lacking"] == {"claude-opus-4-5": ["1399"], "gemini-2-5-pro": []}
     v = pd.read_parquet(c.paths.grades / "verdicts.parquet")
-    assert len(v) == 5 * 4 and set(v.grade) == {"parse", "name", "behavior", "tlabench"}
+    assert len(v) == 10 * 4 and set(v.grade) == {"parse", "name", "behavior", "tlabench"}
+    assert sorted(set(v.model)) == [f"{k}/{m}" for k in ("tlabench", "tlabench_cfgaware")
+                                    for m in ("claude-opus-4-5", "gemini-2-5-pro")]
     ext = pd.read_parquet(c.paths.samples / "tlabench/external_verdicts.parquet")
-    assert len(ext) == 6 and set(ext.source) == {"tla-bench"}
+    assert len(ext) == 6 and set(ext.source) == {"tla-bench"} and set(ext.regime) == {"default"}
+    assert set(ext.sample_model) == {"tlabench/claude-opus-4-5", "tlabench/gemini-2-5-pro"}
 
 
 def test_the_tlabench_grade_agrees_with_the_benchmark(run):
     wd, c, _ = run
     agg = query("SELECT * FROM v_tlabench_agreement ORDER BY model", c.paths.store).set_index("model")
-    assert agg.compared.tolist() == [2, 3] and (agg.sany_agree == agg.compared).all()
-    assert (agg.tlc_agree == agg.compared).all() and agg.loc["claude-opus-4-5", "missing_from_release"] == 1
-    out = query("SELECT * FROM v_tlabench_outputs WHERE model = 'gemini-2-5-pro' AND task_id = '1510'", c.paths.store)
+    assert list(agg.index) == ["tlabench/claude-opus-4-5", "tlabench/gemini-2-5-pro",
+                               "tlabench_cfgaware/claude-opus-4-5", "tlabench_cfgaware/gemini-2-5-pro"]
+    assert agg.compared.tolist() == [2, 3, 2, 3] and (agg.sany_agree == agg.compared).all()
+    assert (agg.tlc_agree == agg.compared).all()
+    assert agg.missing_from_release.tolist() == [1, 0, 1, 0]
+    out = query("SELECT * FROM v_tlabench_outputs WHERE model = 'tlabench/gemini-2-5-pro' AND task_id = '1510'",
+                c.paths.store)
     assert bool(out.our_sany.iloc[0]) and not bool(out.our_tlc.iloc[0])   # EXTENDS Functions: the library resolves
+    assert (out.regime.iloc[0], out.release_model.iloc[0]) == ("default", "gemini-2-5-pro")
     text = (c.paths.reports / "table_tlabench_agreement.md").read_text()
-    assert "| claude-opus-4-5 | 2 | 2/2 (100.0%) | 2/2 (100.0%) | 1 |" in text and "1510" in text
+    assert "| tlabench/claude-opus-4-5 | 2 | 2/2 (100.0%) | 2/2 (100.0%) | 1 |" in text and "1510" in text
+    rates = (c.paths.reports / "table_tlabench_pass_rates.md").read_text()
+    assert "tlabench_cfgaware/gemini-2-5-pro" in rates and "tlabench/gemini-2-5-pro" in rates
     for name in ("table_tlabench_name_vs_tlc.md", "table_tlabench_name_vs_behavior.md", "table_tlabench_pass_rates.md"):
         assert "no data" not in (c.paths.reports / name).read_text().split("\n\n", 2)[2][:200], name

@@ -21,6 +21,7 @@ import pandas as pd
 
 from alias.config import ModelEntry
 from alias.corpus.testset import TestSet, has_description
+from alias.generate.inspect_logs import inspect_records
 from alias.generate.prompts import PROMPT_VERSION, build_prompt
 from alias.generate.registry import PROMPT_KIND, Completion, Options, get_backend
 from alias.generate.replay import format_errors, replay
@@ -30,8 +31,10 @@ from alias.store.db import read_parquet, table_frame, write_parquet
 from alias.store.models import Sample
 from alias.tla.extract import extract_module
 
-__all__ = ["TOKEN_LIMIT_REASONS", "SAMPLE_KEY", "build_requests", "describe_text", "samples_frame",
-           "completion_rows", "sample_completions", "replay_rows", "tlabench_rows", "load_samples", "write_samples"]
+__all__ = ["TOKEN_LIMIT_REASONS", "SAMPLE_KEY", "build_requests", "condition_prompts", "describe_text",
+           "samples_frame", "completion_rows", "sample_completions", "replay_rows", "tlabench_rows", "inspect_rows",
+           "entry_model",
+           "load_samples", "write_samples"]
 
 SAMPLE_KEY = ["task_id", "condition", "model", "sample_idx"]
 #: Stop reasons that mean "the output-token limit was reached": Anthropic ``max_tokens``,
@@ -52,11 +55,12 @@ def source_label(entry: ModelEntry) -> str:
     return entry.label or _SOURCE.get(entry.backend, entry.backend)
 
 
-def build_requests(tasks: pd.DataFrame, conditions: Sequence[str], n_samples: int, model: str,
-                   prompt_kind: str, entry: ModelEntry) -> list[SampleRequest]:
-    """One request per (task, condition, sample_idx) of a :meth:`TestSet.conditions_table`
-    (tasks with a description). The ``meaningful`` condition covers the tasks whose
-    meaningful copy verified (Appendix R)."""
+def condition_prompts(tasks: pd.DataFrame, conditions: Sequence[str], prompt_kind: str) -> list[tuple[str, str, str]]:
+    """``(task_id, condition, prompt)`` per task of a :meth:`TestSet.conditions_table` (tasks
+    with a description) and condition: the prompt of :func:`build_prompt` for that
+    condition's description. The ``meaningful`` condition covers the tasks whose meaningful
+    copy verified (Appendix R). The one source of prompt text for the generate stages and
+    the Inspect tasks (:mod:`alias.inspect`)."""
     out = []
     for t in tasks.itertuples():
         for cond in conditions:
@@ -66,11 +70,17 @@ def build_requests(tasks: pd.DataFrame, conditions: Sequence[str], n_samples: in
                     "meaningful": t.meaningful_description}[cond]
             if not has_description(desc):
                 raise ValueError(f"task {t.task_id}: no {cond!r} description to prompt with")
-            prompt = build_prompt(prompt_kind, desc)
-            out += [SampleRequest(task_id=t.task_id, condition=cond, model=model, sample_idx=k, prompt=prompt,
-                                  max_tokens=entry.max_tokens, temperature=entry.temperature, top_p=entry.top_p,
-                                  prompt_version=PROMPT_VERSION) for k in range(n_samples)]
+            out.append((t.task_id, cond, build_prompt(prompt_kind, desc)))
     return out
+
+
+def build_requests(tasks: pd.DataFrame, conditions: Sequence[str], n_samples: int, model: str,
+                   prompt_kind: str, entry: ModelEntry) -> list[SampleRequest]:
+    """One request per (task, condition, sample_idx) of :func:`condition_prompts`."""
+    return [SampleRequest(task_id=task_id, condition=cond, model=model, sample_idx=k, prompt=prompt,
+                          max_tokens=entry.max_tokens, temperature=entry.temperature, top_p=entry.top_p,
+                          prompt_version=PROMPT_VERSION)
+            for task_id, cond, prompt in condition_prompts(tasks, conditions, prompt_kind) for k in range(n_samples)]
 
 
 def describe_text(text: str | None, expected_module: str | None) -> dict[str, Any]:
@@ -187,25 +197,64 @@ def replay_rows(key: str, entry: ModelEntry, task_ids: set[str], conditions: Seq
                   "errors_file": errors_file.as_posix()}
 
 
+def entry_model(key: str, model: str) -> str:
+    """The ``model`` of a sample that replay entry ``key`` read from a source naming its model
+    ``model`` (a TLA+-Bench folder, an Inspect log): ``<key>/<model>``, so the same model
+    under two entries (two regimes, two sources) gives two sample sets, never one key twice."""
+    return f"{key}/{model}"
+
+
 def tlabench_rows(key: str, entry: ModelEntry, test_ids: set[str]) -> tuple[list[dict], dict[str, Any], list[dict]]:
     """``samples`` rows of a TLA+-Bench generations folder (``entry.path``: the release's
     ``outputs/``; ``regime``; ``models``, all when absent), the status fields and the
-    benchmark's own verdicts (``external_verdicts`` rows). Every file becomes a sample, an
-    empty or truncated one too, and so does a task outside the test set (graded without a
-    reference: it fails, and is counted apart); a task the verdicts list but the release
-    has no file for is counted under ``lacking``."""
+    benchmark's own verdicts (``external_verdicts`` rows, ``sample_model`` naming the
+    samples they judge). Each sample's model is :func:`entry_model` of the release's model
+    name. Every file becomes a sample, an empty or truncated one too, and so does a task
+    outside the test set (graded without a reference: it fails, and is counted apart); a
+    task the verdicts list but the release has no file for is counted under ``lacking``."""
     records, lacking = generation_records(entry.path, entry.regime, entry.models or ())
-    rows = [{k: r[k] for k in ("task_id", "condition", "model", "sample_idx", "text", "extra")}
-            | {"model_key": key, "backend": "replay", "source": source_label(entry),
+    rows = [{k: r[k] for k in ("task_id", "condition", "sample_idx", "text", "extra")}
+            | {"model": entry_model(key, r["model"]), "model_key": key, "backend": "replay",
+               "source": source_label(entry),
                "settings": {"path": Path(entry.path).as_posix(), "regime": entry.regime, "layout": "tlabench"}}
             for r in records]
     outside = sorted({r["task_id"] for r in records} - test_ids, key=lambda s: (len(s), s))
-    verdicts = external_verdict_rows(entry.path, entry.regime, sorted({r["model"] for r in records}) or
-                                     list(entry.models or ()))
+    verdicts = [v | {"sample_model": entry_model(key, v["model"])} for v in external_verdict_rows(
+        entry.path, entry.regime, sorted({r["model"] for r in records}) or list(entry.models or ()))]
     info = {"layout": "tlabench", "regime": entry.regime, "files": len(records),
             "empty_files": sum(1 for r in records if not r["text"].strip()),
             "outside_test_set": outside, "lacking": lacking, "external_verdicts": len(verdicts)}
     return rows, info, verdicts
+
+
+def inspect_rows(key: str, entry: ModelEntry, task_ids: set[str], conditions: Sequence[str],
+                 errors_file: Path) -> tuple[list[dict], dict[str, Any]]:
+    """``samples`` rows of Inspect eval logs (``entry.path``: a log or a folder of logs;
+    ``models``: Inspect model names to keep, all when absent; :mod:`alias.generate.inspect_logs`):
+    one per sample of a test-set task (``task_ids``) and condition of ``conditions``, its model
+    :func:`entry_model` of the log's model. A rejected sample (errored, no task, a task or
+    condition outside the test set, a key seen in an earlier log) is written to
+    ``errors_file`` with its log and sample id; every good one is kept."""
+    rows, errors, seen = [], [], {}
+    for r in inspect_records(entry.path, entry.models or ()):
+        key4 = (r.task_id, r.condition, entry_model(key, r.model), r.sample_idx)
+        why = (r.error or (f"unknown_task: {r.task_id!r} is not a test-set task with a description"
+                           if r.task_id not in task_ids else None)
+               or (f"unknown_condition: {r.condition!r}" if r.condition not in conditions else None)
+               or (f"duplicate: the same sample is in {seen[key4]}" if key4 in seen else None))
+        if why:
+            errors.append(f"{r.log} sample {r.sample_id} epoch {r.sample_idx + 1}: {why}")
+            continue
+        seen[key4] = r.log
+        rows.append({"task_id": r.task_id, "condition": r.condition, "model": key4[2], "sample_idx": r.sample_idx,
+                     "text": r.text, "model_key": key, "backend": "replay", "extra": r.extra,
+                     "settings": {"path": Path(entry.path).as_posix(), "layout": "inspect"},
+                     "source": source_label(entry)})
+    errors_file.parent.mkdir(parents=True, exist_ok=True)
+    errors_file.write_text("".join(e + "\n" for e in errors), encoding="utf-8")
+    for line in errors[:50]:
+        print(f"replay {key}: {line}", file=sys.stderr)
+    return rows, {"layout": "inspect", "replay_errors": len(errors), "errors_file": errors_file.as_posix()}
 
 
 def load_samples(samples_dir: Path, keys: Iterable[str], extra: Sequence[Path] = ()) -> pd.DataFrame:

@@ -1105,10 +1105,10 @@ def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]
     todo, seen = [name], set()
     while todo:
         d = todo.pop()
+        if d in targets:  # a definition, or a name no module defines (a variable)
+            return True
         if d in seen or d not in defined:
             continue
-        if d in targets:
-            return True
         seen.add(d)
         todo += defined[d]
     return False

@@ -28,6 +28,7 @@ import pandas as pd
 
 from alias.report.tables import to_markdown
 from alias.stats import bootstrap_mean
+from alias.report.adjudication import write_tables as write_adjudication
 from alias.store.db import query
 
 __all__ = ["write_tlabench_reports", "disagreement_cause", "FILES"]
@@ -38,6 +39,11 @@ _SOURCE = ("Outputs: TLA+-Bench's released generations (replayed, byte-exact), g
            "`their` = the benchmark's published verdict.\n\n")
 
 
+def _text(v: Any) -> str:
+    """A text cell of a view row: the string, or "" for NULL (pandas gives NaN or None)."""
+    return v if isinstance(v, str) else ""
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k}/{n} ({100 * k / n:.1f}%)" if n else "no data"
 
@@ -45,7 +51,7 @@ def _pct(k: int, n: int) -> str:
 def disagreement_cause(row: Any) -> str:
     """Why our ``tlabench`` grade and the benchmark differ on one output, from both sides'
     evidence: a library module, a time limit, a random choice, or unexplained."""
-    text = " ".join(str(x) for x in (row.our_error, row.our_reason, row.their_evidence, row.their_label) if x)
+    text = " ".join(_text(x) for x in (row.our_error, row.our_reason, row.their_evidence, row.their_label))
     if "Cannot find source file" in text or "module not found" in text.lower():
         return "library module: the module an output imports resolves on one side only"
     if "timeout" in text.lower() or "resource_limit" in text:
@@ -66,8 +72,8 @@ def _agreement(db) -> str:
     dis = query("SELECT * FROM v_tlabench_disagreements ORDER BY model, task_id", db)
     listing = pd.DataFrame([{"model": r.model, "task": r.task_id, "their sany/tlc": f"{r.their_sany}/{r.their_tlc}",
                              "our sany/tlc": f"{r.our_sany}/{r.our_tlc}", "cause": disagreement_cause(r),
-                             "their evidence": (r.their_evidence or "")[:120].replace("|", "/").replace("\n", " "),
-                             "our reason": (r.our_reason or "")[:80]} for r in dis.itertuples()])
+                             "their evidence": _text(r.their_evidence)[:120].replace("|", "/").replace("\n", " "),
+                             "our reason": _text(r.our_reason)[:80]} for r in dis.itertuples()])
     lacking = query("SELECT model, string_agg(task_id, ', ' ORDER BY length(task_id), task_id) AS tasks "
                     "FROM v_tlabench_outputs WHERE in_verdicts AND NOT in_release GROUP BY model ORDER BY model", db)
     return (to_markdown(pd.DataFrame(rows)) + "\n## Disagreements\n\n"
@@ -87,8 +93,8 @@ def _name_vs_tlc(db) -> str:
              for m, g in df.groupby("model")]
     diff = df[df.their_tlc != df.name_passed]
     listing = pd.DataFrame([{"model": r.model, "task": r.task_id, "their TLC": r.their_tlc, "name": r.name_passed,
-                             "cfg changes (Appendix H)": ", ".join(json.loads(r.name_detail or "{}").get("cfg_changes") or [])
-                             or "none", "name reason": r.name_reason or ""} for r in diff.itertuples()])
+                             "cfg changes (Appendix H)": ", ".join(json.loads(_text(r.name_detail) or "{}").get("cfg_changes") or [])
+                             or "none", "name reason": _text(r.name_reason)} for r in diff.itertuples()])
     return (to_markdown(pd.DataFrame(cells)) + "\n## Outputs where they differ\n\n"
             + (to_markdown(listing) if len(listing) else "none\n"))
 
@@ -104,9 +110,10 @@ def _name_vs_behavior(db) -> str:
               for m, g in df.groupby("model")]
     diff = df[df.name_passed != df.behavior_passed]
     listing = pd.DataFrame([{"model": r.model, "task": r.task_id, "name": r.name_passed, "behavior": r.behavior_passed,
-                             "map (behavior)": (r.behavior_mapping or "")[:120],
-                             "error of the failing grade": ((r.behavior_error or r.behavior_reason) if r.name_passed
-                                                            else (r.name_error or r.name_reason) or "")[:120]
+                             "map (behavior)": _text(r.behavior_mapping)[:120],
+                             "error of the failing grade": ((_text(r.behavior_error) or _text(r.behavior_reason))
+                                                            if r.name_passed else
+                                                            (_text(r.name_error) or _text(r.name_reason)))[:120]
                              .replace("|", "/").replace("\n", " ")} for r in diff.itertuples()])
     return (to_markdown(pd.DataFrame(counts)) + "\n## Outputs the two grades judge differently\n\n"
             + (to_markdown(listing) if len(listing) else "none\n"))
@@ -152,7 +159,10 @@ def write_tlabench_reports(db: str | Path, out: str | Path, *, n_resamples: int,
     for name, text in texts.items():
         (out / name).write_text(text)
         files[name] = str(out / name)
+    readings = write_adjudication(db, out)
+    files["table_tlabench_adjudication.md"] = str(out / "table_tlabench_adjudication.md")
     agg = query("SELECT * FROM v_tlabench_agreement ORDER BY model", db)
     metrics = {f"tlabench_{k}/{r.model}": int(getattr(r, k)) for r in agg.itertuples()
                for k in ("compared", "sany_agree", "tlc_agree")}
+    metrics |= {f"tlabench_readings/{k}": int(v) for k, v in readings.items()}
     return {"files": files, "metrics": metrics}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import duckdb
@@ -106,26 +106,31 @@ def ddl(table_name: str) -> str:
     return str(CreateTable(model.__table__).compile(dialect=postgresql.dialect())).strip()
 
 
-def _sources(folders: Mapping[str, Path], sources: tuple[tuple[str, str], ...]) -> list[Path]:
+def _sources(folders: Mapping[str, Path], sources: tuple[tuple[str, str], ...],
+             only: Mapping[str, Iterable[str]] | None = None) -> list[Path]:
     """The existing Parquet files of a table: ``(folder key, name or glob pattern)`` pairs,
-    in order (a pattern's matches sorted)."""
+    in order (a pattern's matches sorted); where ``only`` names a folder key, a pattern
+    matches only below the subfolders it lists (the sample folders of the model entries)."""
     out: list[Path] = []
     for key, one in sources:
         root = Path(folders[key])
         if any(ch in one for ch in "*?["):
-            out += sorted(root.glob(one))
+            keep = None if only is None or key not in only else set(only[key])
+            out += sorted(p for p in root.glob(one) if keep is None or p.relative_to(root).parts[0] in keep)
         elif (root / one).exists():
             out.append(root / one)
     return out
 
 
-def _load_table(con, name: str, model: type, folders: Mapping[str, Path], rel, extra: pd.DataFrame | None) -> int:
-    """Create table ``name`` and fill it from its Parquet sources and the ``extra`` rows."""
+def _load_table(con, name: str, model: type, folders: Mapping[str, Path], rel, extra: pd.DataFrame | None,
+                only: Mapping[str, Iterable[str]] | None = None) -> int:
+    """Create table ``name`` and fill it from its Parquet sources (:func:`_sources`) and the
+    ``extra`` rows."""
     con.execute(ddl(name))
     columns = list(model.__table__.columns)
     cols = [c.name for c in columns]
     col_sql = ", ".join(f'"{c}"' for c in cols)
-    for src in _sources(folders, rel):
+    for src in _sources(folders, rel, only):
         have = set(pq.read_schema(src).names)
         missing = [c.name for c in columns if c.name not in have and not c.nullable]
         if missing:
@@ -159,7 +164,8 @@ def _create_views(con, texts: list[tuple[str, str]]) -> None:
 
 
 def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str | Path = "sql",
-                tables: Mapping[str, pd.DataFrame] | None = None) -> dict[str, int]:
+                tables: Mapping[str, pd.DataFrame] | None = None,
+                only: Mapping[str, Iterable[str]] | None = None) -> dict[str, int]:
     """(Re)create the DuckDB store at ``db_path`` from the stage Parquet tables and the
     ``*.sql`` view files in ``sql_dir`` (applied in name order). ``folders``: the stage
     folders by ``paths`` key (``{"ingest": Path("data/ingest"), ...}``, see
@@ -170,7 +176,9 @@ def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str |
     files are all absent is created empty. A file without a nullable column of its
     table (the controls' samples lack the generation columns) fills it with NULL.
     ``tables`` adds rows that come from elsewhere than Parquet (e.g. ``exposure_arms``
-    from the parameters), keyed by table name, after the Parquet rows.
+    from the parameters), keyed by table name, after the Parquet rows. ``only``: per folder
+    key, the subfolders a glob pattern may match (``{"samples": model keys}``: a folder left
+    by an entry since removed from ``params.yaml`` is not loaded); default every one.
     Raises :class:`StoreError` when a Parquet file or a ``tables`` frame lacks a
     non-nullable column of its table or repeats a primary key already loaded, ``tables``
     names an unknown table, or a view fails to create.
@@ -184,7 +192,7 @@ def build_store(db_path: str | Path, folders: Mapping[str, Path], sql_dir: str |
     tmp.unlink(missing_ok=True)
     con = duckdb.connect(str(tmp))
     try:
-        counts = {name: _load_table(con, name, model, folders, rel, (tables or {}).get(name))
+        counts = {name: _load_table(con, name, model, folders, rel, (tables or {}).get(name), only)
                   for name, (model, rel) in TABLE_SOURCES.items()}
         _create_views(con, [(str(v), v.read_text()) for v in sorted(Path(sql_dir).glob("*.sql"))])
     finally:

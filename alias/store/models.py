@@ -99,6 +99,7 @@ class RenamedTask(SQLModel, table=True):
     description: Optional[str] = None
     n_renamed: int = 0
     n_leftover: int = 0
+    n_kept_english: Optional[int] = None
     text_similarity: Optional[float] = None
 
 
@@ -113,6 +114,23 @@ class RenamedModule(SQLModel, table=True):
     path: str
     text: str
     sha256: str
+
+
+class LeftoverName(SQLModel, table=True):
+    """An original name still in a renamed copy (:mod:`alias.rename.comments`): ``place``
+    module_code | module_comment | module_string | cfg | cfg_comment | description,
+    ``file`` (the renamed module's file, ``cfg`` or ``description``), ``n`` occurrences
+    from ``first_line``; ``kept`` the reason it stays on purpose (english_word,
+    string_value, description_rule), NULL for a leftover."""
+
+    __tablename__ = "leftover_names"
+    task_id: str = Field(primary_key=True)
+    place: str = Field(primary_key=True)
+    file: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    kept: Optional[str] = None
+    n: int
+    first_line: Optional[int] = None
 
 
 class RenameMapRow(SQLModel, table=True):
@@ -485,7 +503,8 @@ class ExternalVerdict(SQLModel, table=True):
     TLA+-Bench's ``outputs/verdicts/<regime>/<model>.jsonl``), written by the
     ``generate_replay`` stage beside the outputs it replays: ``sany_pass``, ``tlc_pass``
     (NULL where the benchmark ran no TLC), ``label``, ``evidence`` (cut to 300 characters
-    by the benchmark), ``gen_module`` (the module name the benchmark read)."""
+    by the benchmark), ``gen_module`` (the module name the benchmark read), ``sample_model``
+    (the ``model`` of the samples it judges: ``<replay key>/<model>``, one per regime)."""
 
     __tablename__ = "external_verdicts"
     source: str = Field(primary_key=True)
@@ -497,6 +516,39 @@ class ExternalVerdict(SQLModel, table=True):
     label: Optional[str] = None
     evidence: Optional[str] = None
     gen_module: Optional[str] = None
+    sample_model: Optional[str] = None
+
+
+class StoreSetting(SQLModel, table=True):
+    """The settings a store was built with (written by ``load``): ``name`` ``params``,
+    ``value`` the merged ``params.yaml`` as JSON; ``base_from_snapshot`` and
+    ``base_from_store``: the folder the settings' relative paths start from (where the
+    pipeline ran), relative to the snapshot folder and to the DuckDB file's folder.
+    ``grade-file`` and ``alias.grade_output`` grade against a store with these settings."""
+
+    __tablename__ = "store_settings"
+    name: str = Field(primary_key=True)
+    value: str
+    base_from_snapshot: str
+    base_from_store: str
+
+
+class Adjudication(SQLModel, table=True):
+    """A person's reading of one output where the grades disagree (issue 33, the TLA+-Bench
+    adjudication; file ``paths.adjudications``, a CSV tracked by git): ``model`` the
+    samples' model (``<replay key>/<release model>``), ``task_id``; ``judgment``
+    ``real_difference`` (the behaviors differ: ``evidence`` gives TLC's counterexample or
+    the state-dump evidence), ``grader_limit`` (they match and the grade cannot show it:
+    ``category`` names the limit) or ``behavior_correct`` (the behavior grade is right where
+    the name grade is not); ``note``: one or two sentences a TLA+ engineer can check."""
+
+    __tablename__ = "adjudications"
+    model: str = Field(primary_key=True)
+    task_id: str = Field(primary_key=True)
+    judgment: str
+    category: Optional[str] = None
+    evidence: Optional[str] = None
+    note: Optional[str] = None
 
 
 #: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
@@ -512,6 +564,7 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "renamed_tasks": (RenamedTask, (("rename", "renamed_tasks.parquet"),)),
     "renamed_modules": (RenamedModule, (("rename", "renamed_modules.parquet"),)),
     "rename_map": (RenameMapRow, (("rename", "rename_map.parquet"),)),
+    "leftover_names": (LeftoverName, (("rename", "leftover_names.parquet"),)),
     "tlc_runs": (TlcRun, (("verify", "tlc_runs.parquet"),)),
     "test_set": (Membership, (("verify", "test_set.parquet"),)),
     "identifiers": (Identifier, (("identifiers", "identifiers.parquet"),)),
@@ -533,4 +586,8 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "training_log": (TrainingStep, (("exposure", "training_log.parquet"),)),
     "exposure_adapters": (ExposureAdapter, (("exposure", "adapters.parquet"),)),
     "external_verdicts": (ExternalVerdict, (("samples", "*/external_verdicts.parquet"),)),
+    # the rows of the load stage's own settings (alias.store.settings)
+    "store_settings": (StoreSetting, ()),
+    # the rows of paths.adjudications (a CSV; the load stage passes them to build_store)
+    "adjudications": (Adjudication, ()),
 }
