@@ -246,6 +246,32 @@ class GradeConfig:
 
 
 @dataclass(frozen=True)
+class HardNegativesConfig:
+    """Hard negatives (issue 33): mutants with the reference's number of distinct states
+    whose behaviors TLC shows to differ (:mod:`alias.grade.hardneg`). ``operators``: names
+    of its mutation operators (empty = all); the first ``max_tried_per_task`` candidates
+    (operators taking turns, seeded order) are run through TLC, at most
+    ``max_kept_per_task`` kept; a candidate's reachability run gets
+    ``max(min_reach_timeout_s, reach_time_factor * the reference's)`` seconds, its checks
+    ``timeout_s``; a task whose reference run times ``reach_time_factor`` exceeds
+    ``timeout_s`` gets none."""
+
+    max_tried_per_task: int
+    max_kept_per_task: int
+    timeout_s: float
+    reach_time_factor: float
+    min_reach_timeout_s: float
+    operators: tuple[str, ...]
+
+    def check(self) -> None:
+        _require(self.max_tried_per_task >= 0, "max_tried_per_task", "must be >= 0")
+        _require(self.max_kept_per_task >= 0, "max_kept_per_task", "must be >= 0")
+        _require(self.timeout_s > 0, "timeout_s", "must be > 0")
+        _require(self.reach_time_factor > 0, "reach_time_factor", "must be > 0")
+        _require(self.min_reach_timeout_s > 0, "min_reach_timeout_s", "must be > 0")
+
+
+@dataclass(frozen=True)
 class ControlsConfig:
     """Grader validation (Appendix J)."""
 
@@ -254,6 +280,7 @@ class ControlsConfig:
     max_mutants_kept_per_task: int
     mutant_timeout_s: float
     tasks: tuple[str, ...]
+    hard_negatives: HardNegativesConfig
 
     def check(self) -> None:
         _require(self.max_mutants_tried_per_task >= 0, "max_mutants_tried_per_task", "must be >= 0")

@@ -44,7 +44,28 @@ UNION ALL
 SELECT 4, 'Mutant with other reachable states', 'should fail', count(*), count(*) FILTER (WHERE passed),
        count(DISTINCT task_id)
 FROM b WHERE kind = 'mutant'
+UNION ALL
+SELECT 5, 'Mutant with the same reachable states', 'should fail', count(*), count(*) FILTER (WHERE passed),
+       count(DISTINCT task_id)
+FROM b WHERE kind = 'hardneg'
 ORDER BY ord;
+
+-- Hard negatives (issue 33): mutants with the reference's number of distinct states whose
+-- behaviors TLC shows to differ, per mutation operator and procedure (grade behavior: the
+-- configured one; behavior_renaming: the paper's). Eligible tasks only; operator 'all' sums.
+CREATE OR REPLACE VIEW v_hard_negatives AS
+WITH h AS (
+  SELECT * FROM v_control_verdicts
+  WHERE kind = 'hardneg' AND grade IN ('behavior', 'behavior_renaming')
+    AND task_id IN (SELECT task_id FROM control_eligibility WHERE eligible)
+)
+SELECT mutant_kind AS operator, grade AS procedure, count(*) AS kept, count(DISTINCT task_id) AS tasks,
+       count(*) FILTER (WHERE passed) AS accepted
+FROM h GROUP BY mutant_kind, grade
+UNION ALL
+SELECT 'all', grade, count(*), count(DISTINCT task_id), count(*) FILTER (WHERE passed)
+FROM h GROUP BY grade
+ORDER BY operator = 'all', operator, procedure;
 
 -- Eligibility and the operator-renamed copies that do not count (Appendix J text).
 CREATE OR REPLACE VIEW v_control_counts AS
@@ -61,7 +82,11 @@ SELECT
   (SELECT count(*) FROM control_samples WHERE kind = 'oprenamed' AND NOT valid
           AND (detail LIKE 'tlc%' OR detail LIKE 'cfg%')) AS oprenamed_tlc_fails,
   (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND sample_idx >= 0) AS mutants_tried,
-  (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND valid) AS mutants_kept;
+  (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND valid) AS mutants_kept,
+  (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND sample_idx >= 0) AS hardneg_tried,
+  (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND valid) AS hardneg_kept,
+  (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND sample_idx >= 0
+          AND reference_states = control_states) AS hardneg_same_states;
 
 -- Every positive control of an eligible reference the behavior grade does not accept (the
 -- reference against itself, its renamed and operator-renamed copies, and any other control
@@ -74,10 +99,12 @@ WHERE grade = 'behavior' AND NOT passed
   AND task_id IN (SELECT task_id FROM control_eligibility WHERE eligible)
 ORDER BY reason, task_id, kind, sample_idx;
 
--- Controls graded wrongly: a positive control rejected or a mutant accepted.
+-- Controls graded wrongly: a positive control rejected or a mutant accepted (a hard
+-- negative accepted by either procedure).
 CREATE OR REPLACE VIEW v_control_errors AS
 SELECT task_id, kind, sample_idx, grade, passed, reason, mutant_kind
 FROM v_control_verdicts
-WHERE grade = 'behavior'
-  AND ((kind IN ('self', 'renamed', 'oprenamed') AND NOT passed) OR (kind = 'mutant' AND passed))
-ORDER BY kind, task_id, sample_idx;
+WHERE (grade = 'behavior'
+       AND ((kind IN ('self', 'renamed', 'oprenamed') AND NOT passed) OR (kind = 'mutant' AND passed)))
+   OR (kind = 'hardneg' AND grade IN ('behavior', 'behavior_renaming') AND passed)
+ORDER BY kind, task_id, sample_idx, grade;

@@ -16,7 +16,9 @@ For every test-set task with a cfg:
   (:mod:`alias.grade.mutants`) kept only if TLC reports a different number of distinct
   reachable states than the reference (no invariants or properties checked, deadlock
   allowed), counted on the data variables (projections of TLC's state graph) for
-  references with control-label variables.
+  references with control-label variables; and hard negatives (issue 33,
+  :mod:`alias.grade.hardneg`, kind ``hardneg``): mutants with the reference's count whose
+  behaviors TLC shows to differ (:func:`hard_negative_controls`).
 
 Every control is a row of the ``samples`` shape (model ``control:<kind>``, condition
 ``original``) graded by :func:`alias.grade.run.grade_samples`, so the controls also
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import json
 import random
 import re
@@ -35,9 +38,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from alias.config import HardNegativesConfig
 from alias.corpus.testset import Reference
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
+from alias.grade.hardneg import behavior_difference, check_operators, generate_hard_negatives
 from alias.grade.mutants import generate_mutants
 from alias.grade.run import grade_samples
 from alias.rename.cir import rename_names, rename_task
@@ -59,7 +64,7 @@ class Control:
     """One control sample before grading."""
 
     task_id: str
-    kind: str            # self | renamed | oprenamed | mutant
+    kind: str            # self | renamed | oprenamed | mutant | hardneg
     sample_idx: int
     text: str
     side: OutputSide | None = None
@@ -111,12 +116,19 @@ def reachable_states(ref: Reference, files: dict[str, str], runner: ToolRunner,
     a state whose view it has seen.  Returns (count or None, TLC kind)."""
     text, flags = _reach_cfg(ref, runner, None)
     if data_vars:
-        g = grader._dump(files, ref.model_module, text, flags, "control_reach_graph")
+        g = reach_graph(ref, files, grader)
         if g is None:
             return None, "no_state_graph"
         return len({tuple(s.get(v) for v in data_vars) for s in g.nodes.values()}), "success"
     r = runner.tlc(files, ref.model_module, text, flags, purpose="control_reach")
     return (r.distinct_states if r.kind == "success" else None), r.kind
+
+
+def reach_graph(ref: Reference, files: dict[str, str], grader: BehaviorGrader):
+    """TLC's reachable state graph of the model in ``files`` under the reference cfg (as
+    :func:`reachable_states` counts it), or None."""
+    text, flags = _reach_cfg(ref, grader.runner, None)
+    return grader._dump(files, ref.model_module, text, flags, "control_reach_graph")
 
 
 def _library_visible_definitions(author: dict[str, str], libs: dict[str, str]) -> set[str]:
@@ -189,14 +201,29 @@ def _oprenamed_control(ref: Reference, runner: ToolRunner, seed: int) -> Control
                    detail=detail or json.dumps({"renamed_operators": len(mapping)}))
 
 
-def _mutant_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_mutants_tried: int,
-                     max_mutants_kept: int, mutant_timeout_s: float) -> list[Control]:
-    """Up to ``max_mutants_kept`` mutants whose reachable (data) states differ from the
-    reference's, of the first ``max_mutants_tried`` in seeded order."""
+def _reference_reach(ref: Reference, runner: ToolRunner) -> tuple[BehaviorGrader, list[str] | None, int | None, str]:
+    """(grader, data variables or None, the reference's reachable (data) states or None,
+    TLC kind) -- what every keep-check of a mutant compares against."""
     grader = BehaviorGrader(ref, runner)
     control_vars = grader.r_control
     data_vars = [v for v in grader.r_vars if v not in control_vars] if control_vars else None
     ref_states, ref_kind = reachable_states(ref, ref.files, runner, data_vars, grader)
+    return grader, data_vars, ref_states, ref_kind
+
+
+def _limited(ref: Reference, runner: ToolRunner, timeout_s: float) -> tuple[ToolRunner, BehaviorGrader]:
+    """A runner (and grader) with a time limit of at most ``timeout_s``: a mutant can make
+    the state space infinite (a counter without its bound); timing out, it is not kept."""
+    conf = dataclasses.replace(runner.config, timeout_s=min(runner.config.timeout_s, timeout_s))
+    mrunner = ToolRunner(conf, runner.cache_dir)
+    return mrunner, BehaviorGrader(ref, mrunner)
+
+
+def _mutant_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_mutants_tried: int,
+                     max_mutants_kept: int, mutant_timeout_s: float) -> list[Control]:
+    """Up to ``max_mutants_kept`` mutants whose reachable (data) states differ from the
+    reference's, of the first ``max_mutants_tried`` in seeded order."""
+    grader, data_vars, ref_states, ref_kind = _reference_reach(ref, runner)
     if ref_states is None:
         return [Control(ref.task_id, "mutant", -1, "", valid=False, detail=f"reference reachability run: {ref_kind}")]
     cfg = parse_cfg(ref.cfg_text)
@@ -208,11 +235,7 @@ def _mutant_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_mutan
                         detail=f"mutant generation failed: {type(e).__name__}: {e}")]
     order = list(range(len(muts)))
     random.Random(f"{seed}:{ref.task_id}").shuffle(order)
-    # a mutant can make the state space infinite (a counter without its bound): its
-    # keep-check gets a shorter time limit and, timing out, is simply not kept
-    mconf = dataclasses.replace(runner.config, timeout_s=min(runner.config.timeout_s, mutant_timeout_s))
-    mrunner = ToolRunner(mconf, runner.cache_dir)
-    mgrader = BehaviorGrader(ref, mrunner)
+    mrunner, mgrader = _limited(ref, runner, mutant_timeout_s)
     out: list[Control] = []
     kept = 0
     for n_tried, i in enumerate(order[:max_mutants_tried]):
@@ -229,18 +252,80 @@ def _mutant_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_mutan
     return out
 
 
+#: The control kind of the hard negatives (:mod:`alias.grade.hardneg`).
+HARDNEG = "hardneg"
+
+
+def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_tried: int, max_kept: int,
+                           timeout_s: float, operators: tuple[str, ...] | None = None,
+                           reach_time_factor: float = 3.0, min_reach_timeout_s: float = 10.0) -> list[Control]:
+    """Hard negatives of one task (issue 33): of the first ``max_tried`` candidates of
+    :func:`alias.grade.hardneg.generate_hard_negatives` (``operators``: None or empty = all;
+    seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
+    reachable (data) states and :func:`alias.grade.hardneg.behavior_difference` shows a
+    behavior of one the other lacks. A candidate's reachability run gets
+    ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (one that
+    runs longer has another state space), the checks ``timeout_s``; a reference whose run
+    times ``reach_time_factor`` exceeds ``timeout_s`` gets none (one row saying so).
+    ``mutant_kind``: the operator; ``detail``: JSON with the description, the check that
+    failed and the first lines of TLC's counterexample.
+    Raises :class:`~alias.errors.AliasError` for an unknown operator name."""
+    grader, data_vars, ref_states, ref_kind = _reference_reach(ref, runner)
+    if ref_states is None:
+        return [Control(ref.task_id, HARDNEG, -1, "", valid=False, detail=f"reference reachability run: {ref_kind}")]
+    gen = generate_hard_negatives(ref.system_text, ref.cfg_text, operators=operators, seed=f"{seed}:{ref.task_id}")
+    try:
+        cands = list(itertools.islice(gen, max_tried))
+    except Exception as e:
+        return [Control(ref.task_id, HARDNEG, -1, "", valid=False,
+                        detail=f"hard-negative generation failed: {type(e).__name__}: {e}")]
+    text, flags = _reach_cfg(ref, runner, None)
+    ref_s = runner.tlc(ref.files, ref.model_module, text, flags, purpose="control_reach").wall_s
+    if reach_time_factor * ref_s > timeout_s:
+        return [Control(ref.task_id, HARDNEG, -1, "", valid=False,
+                        detail=f"reference reachability run took {ref_s:.0f} s: {reach_time_factor:g} times that is "
+                               f"over the hard negatives' limit of {timeout_s:g} s")]
+    rrunner, rgrader = _limited(ref, runner, max(min_reach_timeout_s, reach_time_factor * ref_s))
+    crunner, _ = _limited(ref, runner, timeout_s)
+    ref_graph = reach_graph(ref, ref.files, grader) if data_vars else None
+    out: list[Control] = []
+    for n_tried, hn in enumerate(cands):
+        if sum(c.valid for c in out) >= max_kept:
+            break
+        files = dict(ref.files) | {f"{ref.system_module}.tla": hn.text}
+        states, kind = reachable_states(ref, files, rrunner, data_vars, rgrader)
+        check, trace, keep = "state_count_differs", [], False
+        if states == ref_states:
+            data = (data_vars, ref_graph, reach_graph(ref, files, rgrader)) if data_vars else None
+            d = behavior_difference(ref, crunner, hn.text, data)
+            check, trace, keep = d.check, d.trace, d.shown
+        detail = {"description": hn.description, "reach": kind, "check": check, "counterexample": trace}
+        out.append(Control(ref.task_id, HARDNEG, n_tried, hn.text, None, valid=keep, detail=json.dumps(detail),
+                           mutant_kind=hn.operator, mutant_id=hn.mutant_id, reference_states=ref_states,
+                           control_states=states))
+    return out
+
+
 def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
-                   max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60) -> list[Control]:
+                   max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60,
+                   hard_negatives: HardNegativesConfig | None = None) -> list[Control]:
     """All controls of one eligible task: itself, its renamed copy, its operator-renamed
-    copy and its mutants (validity and mutant keep-checks run TLC)."""
+    copy, its mutants and (with ``hard_negatives``) its hard negatives (validity and
+    keep-checks run TLC)."""
     out: list[Control] = [Control(ref.task_id, "self", 0, ref.system_text)]
     if renamed is not None:
         side = OutputSide({m: renamed.files[f"{m}.tla"] for m in renamed.author_modules},
                           renamed.system_module, renamed.wrapper_module)
         out.append(Control(ref.task_id, "renamed", 0, renamed.system_text, side))
     out.append(_oprenamed_control(ref, runner, seed))
-    return out + _mutant_controls(ref, runner, seed=seed, max_mutants_tried=max_mutants_tried,
-                                  max_mutants_kept=max_mutants_kept, mutant_timeout_s=mutant_timeout_s)
+    out += _mutant_controls(ref, runner, seed=seed, max_mutants_tried=max_mutants_tried,
+                            max_mutants_kept=max_mutants_kept, mutant_timeout_s=mutant_timeout_s)
+    if hard_negatives is not None and hard_negatives.max_tried_per_task:
+        h = hard_negatives
+        out += hard_negative_controls(ref, runner, seed=seed, max_tried=h.max_tried_per_task,
+                                      max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators,
+                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s)
+    return out
 
 
 @dataclass(frozen=True)
@@ -254,6 +339,7 @@ class BuildContext:
     max_mutants_tried: int
     max_mutants_kept: int
     mutant_timeout_s: float
+    hard_negatives: HardNegativesConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -270,7 +356,7 @@ def build_job(ctx: BuildContext, job: BuildJob) -> list[Control]:
     try:
         return build_controls(job.ref, job.renamed, ToolRunner(ctx.tools, ctx.cache_dir), seed=ctx.seed,
                               max_mutants_tried=ctx.max_mutants_tried, max_mutants_kept=ctx.max_mutants_kept,
-                              mutant_timeout_s=ctx.mutant_timeout_s)
+                              mutant_timeout_s=ctx.mutant_timeout_s, hard_negatives=ctx.hard_negatives)
     except Exception as e:
         return [Control(job.ref.task_id, "self", 0, job.ref.system_text),
                 Control(job.ref.task_id, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
@@ -280,7 +366,7 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
                  journal: Path | None = None, seed: int, max_mutants_tried: int, max_mutants_kept: int,
                  mutant_timeout_s: float, parallel: int = 1, max_maps: int = 60, tasks: list[str] | None = None,
                  progress=None, retry_timeouts: bool = False, executor: Executor | None = None,
-                 grades: dict | None = None) -> dict:
+                 grades: dict | None = None, hard_negatives: HardNegativesConfig | None = None) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
     (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
@@ -293,9 +379,12 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     must accept every reference with its own cfg); every control gets ``behavior`` (the
     configured procedure) and ``behavior_renaming`` (the paper's). ``grades``: configured
     grade instances (:func:`alias.grade.registry.make_grades`; default: the registry's
-    default instances of :data:`CONTROL_GRADES`).
+    default instances of :data:`CONTROL_GRADES`). ``hard_negatives``: settings of the hard
+    negatives (:func:`hard_negative_controls`; None = none built).
     """
     out_dir = Path(out_dir)
+    if hard_negatives is not None:
+        check_operators(hard_negatives.operators)
     task_ids = sorted({t for t, c in refs if c == "original"}) if tasks is None else list(tasks)
     elig_rows = []
     eligible: list[str] = []
@@ -306,7 +395,7 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
             eligible.append(t)
 
     ctx = BuildContext(runner.config, runner.cache_dir if executor is None or executor.shares_files else None,
-                       seed, max_mutants_tried, max_mutants_kept, mutant_timeout_s)
+                       seed, max_mutants_tried, max_mutants_kept, mutant_timeout_s, hard_negatives)
     pool = executor or LocalExecutor(max(1, parallel))
     controls: list[Control] = []
     verdicts = pd.DataFrame()
@@ -379,4 +468,17 @@ def summarize(elig_rows: list[dict], cs_df: pd.DataFrame, verdicts: pd.DataFrame
     op = cs_df[cs_df.kind == "oprenamed"]
     out["oprenamed"]["invalid"] = op.loc[~op.valid.astype(bool), "detail"].fillna("").str.split(":").str[0] \
         .value_counts().to_dict()
+    out[HARDNEG] = _summarize_hard_negatives(cs_df, verdicts)
+    return out
+
+
+def _summarize_hard_negatives(cs_df: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
+    """Kept hard negatives, their tasks, and how many each procedure accepted
+    (``passed``: the configured ``behavior`` grade; ``passed_renaming``: the paper's)."""
+    kept = cs_df[(cs_df.kind == HARDNEG) & cs_df.valid.astype(bool)]
+    v = verdicts[verdicts.model == f"control:{HARDNEG}"] if len(verdicts) else verdicts
+    out = {"n": len(kept), "tasks": int(kept.task_id.nunique())}
+    for key, grade in (("passed", "behavior"), ("passed_renaming", "behavior_renaming")):
+        g = v[v.grade == grade] if len(v) else v
+        out[key] = int(g.passed.fillna(False).astype(bool).sum()) if len(g) else 0
     return out

@@ -79,6 +79,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
     counts = query("SELECT * FROM v_control_counts", db)
     failures = query("SELECT task_id, kind, reason, maps_tried FROM v_grader_failures", db)
     errors = query("SELECT * FROM v_control_errors", db)
+    hardneg = query("SELECT * FROM v_hard_negatives", db)
     ran = int(counts.controlled_tasks.iloc[0]) > 0   # the controls stage saw at least one task
     if not ran:
         j1_text = "# Table J.1: validation of the behavior-based grade\n\nno data: the controls stage has not run\n"
@@ -93,6 +94,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
             f"\nOperator-renamed copies that do not count: {int(c.oprenamed_nothing_to_rename)} have no operator "
             f"to rename, {int(c.oprenamed_sany_fails)} fail SANY, {int(c.oprenamed_tlc_fails)} fail TLC. "
             f"Mutants: {int(c.mutants_kept)} kept of {int(c.mutants_tried)} run through TLC.\n\n"
+            + _hard_negatives_text(c, hardneg) +
             "## Positive controls the behavior-based grade does not accept\n\n"
             + (to_markdown(failures) if len(failures) else "none\n")
             + "\n## Controls graded wrongly\n\n" + (to_markdown(errors) if len(errors) else "none\n"))
@@ -109,6 +111,20 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "grader_eligible": int(counts.eligible.iloc[0]) if ran else None,
         "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and ran else None,
         "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and ran else None,
+        "grader_hard_negatives_kept": int(j1.n.iloc[4]) if len(j1) > 4 and ran else None,
+        "grader_hard_negatives_accepted": int(j1.passed.iloc[4]) if len(j1) > 4 and ran else None,
     }
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
     return metrics
+
+
+def _hard_negatives_text(counts, by_operator: pd.DataFrame) -> str:
+    """Table J.1's paragraph and table on the hard negatives (issue 33)."""
+    tried = int(counts.get("hardneg_tried", 0) or 0)
+    if not tried:
+        return ""
+    return ("## Mutants with the same reachable states (hard negatives)\n\n"
+            f"{int(counts.hardneg_kept)} kept of {tried} run through TLC ({int(counts.hardneg_same_states)} had the "
+            "reference's number of distinct states; kept when TLC's forward or reverse check under the identity "
+            "mapping shows a behavior of one the other lacks). Accepted per procedure (behavior: the configured "
+            "procedure; behavior_renaming: the paper's):\n\n" + to_markdown(by_operator) + "\n")

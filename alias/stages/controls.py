@@ -39,4 +39,4 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
                             max_mutants_tried=c.max_mutants_tried_per_task, max_mutants_kept=c.max_mutants_kept_per_task,
                             parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or order,
                             progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex,
-                            grades=make_grades(CONTROL_GRADES, config))
+                            grades=make_grades(CONTROL_GRADES, config), hard_negatives=c.hard_negatives)
