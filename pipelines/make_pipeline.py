@@ -8,7 +8,7 @@ params key declared in the file(s) that set it. ``tests/test_architecture.py`` c
 that every pipeline's ``dvc.yaml`` is what this script writes, so rerun it after changing
 the root ``dvc.yaml``::
 
-    python pipelines/make_pipeline.py tlabench ingest,rename,verify,identifiers,generate_replay,grade,load,report
+    python pipelines/make_pipeline.py tlabench ingest,rename,verify,identifiers,controls,generate_replay,grade,load,report
 """
 
 from __future__ import annotations

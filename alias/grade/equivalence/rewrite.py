@@ -29,7 +29,8 @@ import tree_sitter as ts
 
 from alias.grade.mutants import _SKIP, _Module, _end, _walk
 
-__all__ = ["Edit", "Edits", "Occurrence", "variable_occurrences", "fresh_name", "words_of", "EditError"]
+__all__ = ["Edit", "Edits", "Occurrence", "variable_occurrences", "fresh_name", "words_of", "EditError",
+           "in_subscript", "read_as"]
 
 _LISTS = ("conj_list", "disj_list")
 _BULLETS = ("bullet_conj", "bullet_disj")
@@ -203,6 +204,16 @@ class Occurrence:
     tuple: ts.Node | None = None
 
 
+def in_subscript(n: ts.Node) -> bool:
+    """Whether ``n`` is the subscript of ``[A]_v``, ``<<A>>_v``, ``WF_v(A)`` or ``SF_v(A)``:
+    an expression written there needs ``<<...>>`` around it."""
+    p = n.parent
+    if p is None or p.type not in ("fairness", "step_expr_or_stutter", "step_expr_no_stutter"):
+        return False
+    named = [c for c in p.named_children if c.type not in ("comment", "block_comment")]
+    return bool(named) and (named[0].id == n.id if p.type == "fairness" else named[-1].id == n.id)
+
+
 def _is_field_name(n: ts.Node) -> bool:
     p = n.parent
     if p is None:
@@ -247,6 +258,11 @@ def _classify(m: _Module, n: ts.Node, variables: set[str], init_span: tuple[int,
             and p.child_by_field_name("lhs").id == n.id and init_span[0] <= n.start_byte < init_span[1]:
         return Occurrence(var, "init", n, p, p.child_by_field_name("rhs"), _symbol(p))
     return Occurrence(var, "read", n)
+
+
+def read_as(o: Occurrence, text: str) -> str:
+    """``text`` to stand for the read ``o`` (inside ``<<...>>`` in a subscript)."""
+    return f"<<{text}>>" if in_subscript(o.node) else text
 
 
 def variable_occurrences(m: _Module, names: set[str], init_node: ts.Node | None) -> list[Occurrence]:

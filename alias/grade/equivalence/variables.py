@@ -21,7 +21,7 @@ from alias.tla.syntax import module_info
 from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, as_function, is_atom, sort_key, to_tla
 
 from .base import Context, NotApplicable, Variant, generator
-from .rewrite import Edits, Occurrence, variable_occurrences
+from .rewrite import Edits, Occurrence, read_as, variable_occurrences
 from .structure import _variant
 
 #: The most values a re-encoded variable (or element of one) takes; the most fields or
@@ -173,7 +173,7 @@ def _merge_edits(cx: Context, mg: _Merge) -> Edits:
     occ = variable_occurrences(cx.m, set(mg.names), cx.init_node)
     for o in occ:
         if o.kind == "read":
-            e.node(o.node, mg.part(o.var))
+            e.node(o.node, read_as(o, mg.part(o.var)))
     for t in {o.tuple.id: o.tuple for o in occ if o.kind == "tuple"}.values():
         inside = [cx.m.t(c) for c in t.named_children if c.type == "identifier_ref"]
         if not set(mg.names) <= set(inside):
@@ -259,7 +259,7 @@ def _split_edits(cx: Context, v: str, parts: dict) -> Edits:
         if o.kind == "read" and record and p.type == "record_value" and cx.m.t(p.named_children[-1]) in parts:
             e.node(p, parts[cx.m.t(p.named_children[-1])])  # v.f -> v_f
         elif o.kind == "read":
-            e.node(o.node, whole)
+            e.node(o.node, read_as(o, whole))
         elif o.kind == "unchanged":
             e.node(o.node, "<<" + ", ".join(parts.values()) + ">>")
     for o in occ:  # after the reads: an assigned value reads them
@@ -358,7 +358,7 @@ def _reencode_edits(cx: Context, v: str, names: tuple[str, ...], defs: str) -> E
     z = cx.namer()("z")
     for o in occ:
         if o.kind == "read":
-            e.node(o.node, f"{dec}({v})")
+            e.node(o.node, read_as(o, f"{dec}({v})"))
     for o in occ:
         if o.kind in ("assign", "init"):
             rhs = _rhs(e, o)
