@@ -16,7 +16,7 @@ import tree_sitter as ts
 
 from alias.corpus.testset import Reference
 from alias.grade.behavior import OutputSide
-from alias.grade.mutants import _DEF_TYPES, _Module, _roots
+from alias.grade.mutants import _DEF_TYPES, _Module, _roots, _strip_parens
 from alias.grade.refinement import Encoding, Leaf, Match, Pair, Side
 from alias.tla.cfg import Cfg, parse_cfg
 from alias.tla.syntax import parse
@@ -108,8 +108,9 @@ class Context:
             return None
         name = self.m.owner(node)
         body = self.m.body(name) if name else None
-        return name if body is not None and (body.start_byte, body.end_byte) == (node.start_byte, node.end_byte) \
-            else None
+        same = body is not None and any((b.start_byte, b.end_byte) == (node.start_byte, node.end_byte)
+                                        for b in (body, _strip_parens(body)))
+        return name if same else None
 
     @property
     def cfg_names(self) -> set[str]:

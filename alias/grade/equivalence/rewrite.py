@@ -66,7 +66,9 @@ class Edits:
         self.edits.append(Edit(start, end, text))
 
     def node(self, node: ts.Node, text: str) -> None:
-        self.replace(node.start_byte, node.end_byte, text)
+        """Replace ``node`` (up to its last token: tree-sitter lets a list run on over the
+        blank lines and comments after it)."""
+        self.replace(node.start_byte, _end(node), text)
 
     def render(self, start: int, end: int) -> str:
         """The text of ``[start, end)`` with the edits recorded inside it applied."""
@@ -79,7 +81,7 @@ class Edits:
         return "".join(out)
 
     def text(self, node: ts.Node) -> str:
-        return self.render(node.start_byte, node.end_byte)
+        return self.render(node.start_byte, _end(node))
 
     @staticmethod
     def _outermost(edits: list[Edit]) -> list[Edit]:
@@ -220,6 +222,8 @@ def _is_field_name(n: ts.Node) -> bool:
         return False
     if p.type == "except_update_record_field":
         return True
+    if p.type == "substitution":  # INSTANCE M WITH x <- e: x is M's parameter
+        return p.named_children[0].id == n.id
     return p.type == "record_value" and p.named_children and p.named_children[-1].id == n.id \
         and len(p.named_children) >= 2
 

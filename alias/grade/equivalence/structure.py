@@ -25,7 +25,7 @@ from .rewrite import Edits, _symbol, _unchanged
 
 
 def _span(j: _Junction, item: ts.Node) -> tuple[int, int]:
-    return (item.start_byte, _end(item)) if j.form == "list" else (item.start_byte, item.end_byte)
+    return item.start_byte, _end(item)
 
 
 def _content(j: _Junction, item: ts.Node) -> ts.Node | None:
@@ -240,7 +240,7 @@ def _inline_candidates(cx: Context) -> list[str]:
     for name, d in m.defs.items():
         body = m.body(name)
         if d.type != "operator_definition" or name not in reach or name in cx.cfg_names or body is None \
-                or cx.used_elsewhere(name) or b"\n" in m.src[body.start_byte:body.end_byte].strip() \
+                or cx.used_elsewhere(name) or b"\n" in m.src[body.start_byte:_end(body)].strip() \
                 or name in m.reachable([body]) or name == cx.definition_of(cx.next_node) \
                 or name == cx.definition_of(cx.init_node):
             continue
@@ -344,15 +344,15 @@ def _declare_definition(cx: Context, name: str) -> Variant | NotApplicable:
 @generator("constant_definition")
 def constant_definition(cx: Context) -> Iterator[Variant | NotApplicable]:
     """Class 5: a declared constant the cfg gives a TLA+ value (``N = 3``, no model
-    values) defined as that value; a constant-level definition the initial predicate or
-    next-state relation uses (no variable, no parameter, not named by the cfg) made a
-    ``CONSTANT`` -- the grader binds it to the reference's definition by name --,
+    values) defined as that value; a constant-level definition (no variable, no parameter,
+    not named by the cfg; those the initial predicate or next-state relation use first)
+    made a ``CONSTANT`` -- the grader binds it to the reference's definition by name --,
     alternately."""
     reach = cx.reach()
     defs = [_define_constant(cx, u, c) for u, c in _declared_constants(cx)]
-    decl = [_declare_definition(cx, n) for n, d in cx.m.defs.items()
-            if n in reach and n not in cx.cfg_names and d.type == "operator_definition"
-            and cx.m.body(n) is not None and state_free(cx, cx.m.body(n)) and n not in cx.m.actions]
+    names = [n for n, d in cx.m.defs.items() if n not in cx.cfg_names and d.type == "operator_definition"
+             and cx.m.body(n) is not None and state_free(cx, cx.m.body(n)) and n not in cx.m.actions]
+    decl = [_declare_definition(cx, n) for n in sorted(names, key=lambda n: n not in reach)]
     made = False
     for i in range(max(len(defs), len(decl))):
         for group in (defs, decl):
@@ -375,11 +375,21 @@ def _declare_variable(cx: Context, e: Edits, name: str) -> bool:
     return True
 
 
-def _wrap(cx: Context, e: Edits, name: str, new: str, extra: str) -> None:
-    """Definition ``name`` renamed ``new``; ``name == new /\\ extra`` defined after it."""
-    d, unit = cx.m.defs[name], cx.unit_of(name)
-    e.node(d.child_by_field_name("name"), new)
-    e.replace(_end(unit), _end(unit), f"\n{name} == {new} /\\ {extra}")
+def _wrap(cx: Context, e: Edits, node: ts.Node, fresh, extra: str) -> bool:
+    """Conjoin ``extra`` to the initial predicate or next-state relation ``node``: its
+    definition ``D`` renamed ``D_0`` and ``D == D_0 /\\ extra`` defined after it; a
+    one-line expression written inside the specification, in place. False when neither."""
+    name = cx.definition_of(node)
+    if name is not None and parameters(cx.m.defs[name]) == []:
+        d, unit = cx.m.defs[name], cx.unit_of(name)
+        new = fresh(f"{name}_0")
+        e.node(d.child_by_field_name("name"), new)
+        e.replace(_end(unit), _end(unit), f"\n{name} == {new} /\\ {extra}")
+        return True
+    if name is None and b"\n" not in cx.m.src[node.start_byte:_end(node)]:
+        e.node(node, f"(({e.text(node)}) /\\ {extra})")
+        return True
+    return False
 
 
 @generator("history_variable")
@@ -389,20 +399,23 @@ def history_variable(cx: Context) -> Iterator[Variant | NotApplicable]:
     predicate and next-state definitions are renamed (``Init_0``, ``Next_0``) and
     redefined as ``Init == Init_0 /\\ hist = FALSE`` and ``Next == Next_0 /\\ hist' = IF
     <<vars>>' = <<vars>> THEN hist ELSE ~hist``, so the subscript ``vars`` and every
-    fairness condition keep their meaning."""
-    init, nxt = cx.definition_of(cx.init_node), cx.definition_of(cx.next_node)
-    if init is None or nxt is None or parameters(cx.m.defs[init]) or parameters(cx.m.defs[nxt]):
-        yield NotApplicable("history_variable", "the initial predicate or next-state relation is not a definition of its own")
+    fairness condition keep their meaning (a one-line initial predicate or next-state
+    relation written inside the specification gets the conjunct in place)."""
+    if cx.init_node is None or cx.next_node is None:
+        yield NotApplicable("history_variable", "no initial predicate or next-state relation in the system module")
         return
     fresh = cx.namer()
     h = fresh("hist")
     vs = ", ".join(module_info(cx.ref.system_text).variables)
     e = Edits(cx.m)
     if not _declare_variable(cx, e, h):
-        yield NotApplicable("history_variable", "no VARIABLE declaration")
+        yield NotApplicable("history_variable", "no VARIABLE declaration in the system module")
         return
-    _wrap(cx, e, init, fresh(f"{init}_0"), f"{h} = FALSE")
-    _wrap(cx, e, nxt, fresh(f"{nxt}_0"), f"{h}' = IF <<{vs}>>' = <<{vs}>> THEN {h} ELSE ~{h}")
+    if not (_wrap(cx, e, cx.init_node, fresh, f"{h} = FALSE")
+            and _wrap(cx, e, cx.next_node, fresh, f"{h}' = IF <<{vs}>>' = <<{vs}>> THEN {h} ELSE ~{h}")):
+        yield NotApplicable("history_variable", "the initial predicate or next-state relation is neither a "
+                                                "definition without parameters nor one line")
+        return
     yield _variant(cx, "history_variable", f"history:{h}", f"auxiliary variable {h} flips at every non-stuttering step", e)
 
 
@@ -422,7 +435,7 @@ def _disjunct_halves(cx: Context, body: ts.Node) -> tuple[str, str] | None:
         spans = [(it.start_byte, _end(it)) for it in items]
     elif sym is not None and sym.type == "lor":
         items = _flatten(body, "lor")
-        spans = [(it.start_byte, it.end_byte) for it in items]
+        spans = [(it.start_byte, _end(it)) for it in items]
     else:
         return None
     if len(items) < 2:
@@ -455,7 +468,7 @@ def _branch(cx: Context, body: ts.Node, ite: ts.Node, which: str) -> str:
         head += "\n" + " " * branch.start_point.column
     e = Edits(m)
     e.replace(ite.start_byte, branch.start_byte, head)
-    e.replace(branch.end_byte, ite.end_byte, ")")
+    e.replace(_end(branch), _end(ite), ")")
     return "\n" + " " * body.start_point.column + e.render(body.start_byte, _end(body))
 
 
@@ -467,13 +480,33 @@ def _if_halves(cx: Context, body: ts.Node) -> tuple[str, str] | None:
     return _branch(cx, body, ite, "then"), _branch(cx, body, ite, "else")
 
 
+def _first_primed(cx: Context, body: ts.Node) -> str | None:
+    """The first variable ``body`` primes itself (not through a call)."""
+    for n in _walk(body):
+        if n.type == "bound_postfix_op" and _symbol(n) == "prime" and n.named_children \
+                and n.named_children[0].type == "identifier_ref" and cx.m.t(n.named_children[0]) in cx.m.variables:
+            return cx.m.t(n.named_children[0])
+    return None
+
+
+def _change_halves(cx: Context, body: ts.Node) -> tuple[str, str] | None:
+    """``(body) /\ v' = v`` and ``(body) /\ v' # v`` for the first variable the body primes."""
+    v = _first_primed(cx, body)
+    if v is None:
+        return None
+    c = body.start_point.column
+    text = Edits(cx.m).text(body)
+    return tuple(f"\n{' ' * c}(\n{' ' * c}{text}\n{' ' * c}) /\\ {v}' {op} {v}" for op in ("=", "#"))
+
+
 def _split(cx: Context, name: str) -> Variant | NotApplicable:
     m, d = cx.m, cx.m.defs[name]
     params = parameters(d)
     body = m.body(name)
-    halves = None if params is None else (_disjunct_halves(cx, _strip_parens(body)) or _if_halves(cx, body))
+    halves = None if params is None else (_disjunct_halves(cx, _strip_parens(body)) or _if_halves(cx, body)
+                                          or _change_halves(cx, body))
     if halves is None:
-        return NotApplicable("split_action", f"split:{name}: neither a disjunction nor an IF-THEN-ELSE")
+        return NotApplicable("split_action", f"split:{name}: no disjunction, IF-THEN-ELSE or primed variable")
     fresh = cx.namer()
     a, b = fresh(f"{name}_1"), fresh(f"{name}_2")
     e = Edits(m)
@@ -489,13 +522,16 @@ def split_action(cx: Context) -> Iterator[Variant | NotApplicable]:
     """Class 8: an action of the next-state relation split into two named sub-actions
     whose disjunction is the original (``A == A_1 \\/ A_2``): a disjunction cut after its
     first disjunct, or ``IF c THEN X ELSE Y`` (the body or its one IF conjunct) cut into
-    ``c /\\ X`` and ``~c /\\ Y``."""
+    ``c /\\ X`` and ``~c /\\ Y``; failing both, the steps that leave the first variable the
+    action primes unchanged and those that change it. Actions that are a disjunction or an
+    IF come first."""
     names = [n for n in cx.m.defs if n in cx.m.actions and n in cx.reach() and cx.m.defs[n].type == "operator_definition"]
+    structured = [n for n in names if _disjunct_halves(cx, _strip_parens(cx.m.body(n))) or _if_halves(cx, cx.m.body(n))]
     made = False
-    for n in names:
+    for n in structured + [n for n in names if n not in structured]:
         v = _split(cx, n)
         if isinstance(v, Variant):
             made = True
             yield v
     if not made:
-        yield NotApplicable("split_action", "no action is a disjunction or an IF-THEN-ELSE")
+        yield NotApplicable("split_action", "no action to split (none primes a variable itself)")

@@ -36,11 +36,32 @@ def _why_not(cx: Context, names: list[str]) -> str | None:
     m = cx.m
     if any(n not in m.variables for n in names):
         return "declared outside the system module"
-    if any(u.type in ("instance", "module_definition") for u in m.units):
-        return "the system module instantiates a module (implicit substitutions)"
+    clash = _instance_clash(cx, names)
+    if clash:
+        return clash
     used = [n for n in names if cx.used_elsewhere(n)]
     if used:
         return f"another module uses {', '.join(used)}"
+    return None
+
+
+def _instance_clash(cx: Context, names: list[str]) -> str | None:
+    """An INSTANCE of the system module that substitutes one of ``names`` implicitly
+    (a parameter of the same name, no ``WITH`` for it), or of a module not in the task."""
+    m = cx.m
+    for u in m.units:
+        inst = u if u.type == "instance" else next((c for c in u.named_children if c.type == "instance"), None)
+        if inst is None or not inst.named_children:
+            continue
+        mod = m.t(inst.named_children[0])
+        text = cx.ref.files.get(f"{mod}.tla")
+        if text is None:
+            return f"instantiates {mod}, not among the task's files"
+        info = module_info(text)
+        explicit = {m.t(s.named_children[0]) for s in inst.named_children if s.type == "substitution"}
+        hit = [n for n in names if n in set(info.variables) | set(info.constants) and n not in explicit]
+        if hit:
+            return f"INSTANCE {mod} substitutes {', '.join(hit)} implicitly"
     return None
 
 
@@ -128,6 +149,9 @@ def _item(n: ts.Node) -> tuple[ts.Node, object]:
 def _combined(cx: Context, e: Edits, mg: _Merge, group: dict[str, Occurrence]) -> str:
     """One assignment of the merged variable for the assignments of its parts in one conjunction."""
     prime = "" if any(o.kind == "init" for o in group.values()) else "'"
+    if not prime and any(n.type == "identifier_ref" and cx.m.t(n) in mg.names
+                         for o in group.values() if o.rhs is not None for n in _iter(o.rhs)):
+        raise _Skip("the initial predicate gives one merged variable the value of another")
     if all(o.kind in ("unchanged", "unchanged_tuple") for o in group.values()):
         return f"UNCHANGED {mg.var}"
     eq = {v: (_rhs(e, o) if o.kind in ("assign", "init") else mg.part(v)) for v, o in group.items()}
