@@ -40,7 +40,10 @@ from alias.tla.syntax import module_info
 from . import structure, variables  # noqa: F401  (registers the generators)
 from .base import GENERATORS, Context, NotApplicable, Variant, generator
 
-CLASSES = tuple(GENERATORS)
+#: The classes in the issue's order (the order the controls try them and Table J.2 shows them).
+CLASSES = ("reorder", "inline_extract", "merge_record", "split_variable", "constant_definition", "reencode",
+           "history_variable", "split_action")
+assert set(CLASSES) == set(GENERATORS), "every registered class has its place in CLASSES"
 
 __all__ = ["CLASSES", "GENERATORS", "Variant", "NotApplicable", "Context", "Confirmation", "generator",
            "context", "generate", "confirm"]

@@ -462,7 +462,9 @@ def _branch(cx: Context, body: ts.Node, ite: ts.Node, which: str) -> str:
     cond, branch = ite.child_by_field_name("if"), ite.child_by_field_name(which)
     head = f"({m.t(cond)}) /\\ (" if which == "then" else f"~({m.t(cond)}) /\\ ("
     gap = m.src[ite.start_byte:branch.start_byte]
-    if b"\n" not in gap and len(gap) >= len(head):
+    if b"\n" not in m.src[branch.start_byte:_end(branch)]:
+        pass  # a one-line branch has no columns to keep
+    elif b"\n" not in gap and len(gap) >= len(head):
         head += " " * (len(gap) - len(head))
     else:
         head += "\n" + " " * branch.start_point.column
@@ -490,7 +492,7 @@ def _first_primed(cx: Context, body: ts.Node) -> str | None:
 
 
 def _change_halves(cx: Context, body: ts.Node) -> tuple[str, str] | None:
-    """``(body) /\ v' = v`` and ``(body) /\ v' # v`` for the first variable the body primes."""
+    """``(body) /\\ v' = v`` and ``(body) /\\ v' # v`` for the first variable the body primes."""
     v = _first_primed(cx, body)
     if v is None:
         return None
