@@ -19,7 +19,7 @@ from alias.grade.behavior import OutputSide
 from alias.grade.mutants import _DEF_TYPES, _Module, _roots, _strip_parens
 from alias.grade.refinement import Encoding, Leaf, Match, Pair, Side
 from alias.tla.cfg import Cfg, parse_cfg
-from alias.tla.syntax import parse
+from alias.tla.syntax import module_info, parse
 
 from .rewrite import fresh_name, words_of
 
@@ -116,6 +116,16 @@ class Context:
     def cfg_names(self) -> set[str]:
         """Every name the cfg mentions (constants, substitutions, invariants, ...)."""
         return {n for names in self.cfg.names().values() for n in names}
+
+    @property
+    def all_variables(self) -> set[str]:
+        """The system module's variables and those of its model's EXTENDS closure."""
+        return self.m.variables | set(self.r_vars)
+
+    @property
+    def other_definitions(self) -> set[str]:
+        """Names the other author modules define."""
+        return {d for t in self.others.values() for d in module_info(t).definitions}
 
     def used_elsewhere(self, name: str) -> bool:
         """Whether another author module (a wrapper, say) mentions ``name``."""

@@ -33,12 +33,14 @@ def _content(j: _Junction, item: ts.Node) -> ts.Node | None:
 
 
 def state_free(cx: Context, node: ts.Node) -> bool:
-    """Whether ``node`` mentions no variable, prime or UNCHANGED, itself or through the
-    definitions it uses."""
+    """Whether ``node`` mentions no variable (of the model's closure), prime or UNCHANGED,
+    itself or through the system module's definitions it uses; a definition of another
+    author module counts as mentioning one (it may)."""
     m = cx.m
     nodes = [node] + [m.defs[d] for d in m.reachable([node])]
-    return not any(n.type == "identifier_ref" and m.t(n) in m.variables or n.type in ("prime", "unchanged")
-                   for root in nodes for n in _walk(root))
+    state = set(cx.r_vars) | m.variables | cx.other_definitions
+    return not any(n.type == "identifier_ref" and m.t(n) in state and m.t(n) not in m.defs
+                   or n.type in ("prime", "unchanged") for root in nodes for n in _walk(root))
 
 
 def parameters(d: ts.Node) -> list[str] | None:
@@ -83,9 +85,9 @@ def _movable(cx: Context, c: ts.Node | None, init: bool) -> bool:
     if lhs is None or rhs is None:
         return False
     if init:
-        return lhs.type == "identifier_ref" and cx.m.t(lhs) in cx.m.variables and state_free(cx, rhs)
+        return lhs.type == "identifier_ref" and cx.m.t(lhs) in cx.all_variables and state_free(cx, rhs)
     var = lhs.named_children[0] if lhs.type == "bound_postfix_op" and _symbol(lhs) == "prime" else None
-    return var is not None and var.type == "identifier_ref" and cx.m.t(var) in cx.m.variables \
+    return var is not None and var.type == "identifier_ref" and cx.m.t(var) in cx.all_variables \
         and not cx.m.primed(rhs)
 
 
@@ -486,7 +488,7 @@ def _first_primed(cx: Context, body: ts.Node) -> str | None:
     """The first variable ``body`` primes itself (not through a call)."""
     for n in _walk(body):
         if n.type == "bound_postfix_op" and _symbol(n) == "prime" and n.named_children \
-                and n.named_children[0].type == "identifier_ref" and cx.m.t(n.named_children[0]) in cx.m.variables:
+                and n.named_children[0].type == "identifier_ref" and cx.m.t(n.named_children[0]) in cx.all_variables:
             return cx.m.t(n.named_children[0])
     return None
 
