@@ -283,14 +283,16 @@ def inline_extract(cx: Context) -> Iterator[Variant | NotApplicable]:
     inl = [_inline(cx, n) for n in _inline_candidates(cx)]
     ext = [_extract(cx, n) for n in cx.m.defs if n in cx.m.actions and n in cx.reach()
            and cx.m.defs[n].type == "operator_definition"]
-    made = False
-    for i in range(max(len(inl), len(ext))):
-        for group in (inl, ext):
-            if i < len(group):
-                made = True
-                yield group[i]
-    if not made:
-        yield NotApplicable("inline_extract", "no definition to inline and no action conjunction to extract from")
+    yield from _alternate("inline_extract", inl, ext,
+                          "no definition to inline and no action conjunction to extract from")
+
+
+def _alternate(cls: str, first: list, second: list, none: str) -> Iterator[Variant | NotApplicable]:
+    """The candidates of two kinds of a class, alternately; ``none`` when there are none."""
+    for i in range(max(len(first), len(second))):
+        yield from (group[i] for group in (first, second) if i < len(group))
+    if not first and not second:
+        yield NotApplicable(cls, none)
 
 
 # --------------------------------------------------------------------------- 5. constants
@@ -355,14 +357,8 @@ def constant_definition(cx: Context) -> Iterator[Variant | NotApplicable]:
     names = [n for n, d in cx.m.defs.items() if n not in cx.cfg_names and d.type == "operator_definition"
              and cx.m.body(n) is not None and state_free(cx, cx.m.body(n)) and n not in cx.m.actions]
     decl = [_declare_definition(cx, n) for n in sorted(names, key=lambda n: n not in reach)]
-    made = False
-    for i in range(max(len(defs), len(decl))):
-        for group in (defs, decl):
-            if i < len(group):
-                made = True
-                yield group[i]
-    if not made:
-        yield NotApplicable("constant_definition", "no constant with a TLA+ cfg value and no constant-level definition")
+    yield from _alternate("constant_definition", defs, decl,
+                          "no constant with a TLA+ cfg value and no constant-level definition")
 
 
 # --------------------------------------------------------------------------- 7. history variable

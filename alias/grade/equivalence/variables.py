@@ -16,9 +16,9 @@ from typing import Callable, Iterator
 import tree_sitter as ts
 
 from alias.grade.mutants import _infix_symbol
-from alias.grade.refinement import Encoding, Leaf, Pair
+from alias.grade.refinement import Encoding, Leaf, Pair, _atoms
 from alias.tla.syntax import module_info
-from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, as_function, is_atom, sort_key, to_tla
+from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, sort_key, to_tla
 
 from .base import Context, NotApplicable, Variant, generator
 from .rewrite import Edits, Occurrence, read_as, variable_occurrences
@@ -318,27 +318,21 @@ def split_variable(cx: Context) -> Iterator[Variant | NotApplicable]:
     (a function over strings is one) or a tuple of one length (a function over ``1..n``)
     split into one variable per field or component (``msg_src``, ``msg_dst``). Needs the
     reference's reachable states (:attr:`Context.states`)."""
+    yield from _per_variable(cx, "split_variable", _split_var)
+
+
+def _per_variable(cx: Context, cls: str, make) -> Iterator[Variant | NotApplicable]:
+    """``make(cx, v)`` for each variable of the system module; without TLC's states, say so."""
     made = False
     for v in module_info(cx.ref.system_text).variables:
-        r = _split_var(cx, v)
+        r = make(cx, v)
         made = made or isinstance(r, Variant)
         yield r
     if not made and cx.states is None:
-        yield NotApplicable("split_variable", "no reachable states of the reference")
+        yield NotApplicable(cls, "no reachable states of the reference")
 
 
 # --------------------------------------------------------------------------- 6. re-encode
-
-
-def _atoms(values: set) -> tuple[set, bool] | None:
-    if all(is_atom(x) for x in values):
-        return set(values), False
-    fs = [as_function(x) for x in values]
-    if all(f is not None for f in fs):
-        atoms = {a for f in fs for a in f.values()}
-        if all(is_atom(a) for a in atoms):
-            return atoms, True
-    return None
 
 
 def _codes(atoms: list, mv_name: Callable[[str], str | None]) -> list[tuple[object, object]] | None:
@@ -426,10 +420,4 @@ def reencode(cx: Context) -> Iterator[Variant | NotApplicable]:
     as booleans, numbers as strings ``"v0"``..., strings and model values the cfg names by
     a constant as numbers, order kept: Appendix I's control labels generalized): every
     read ``v`` becomes ``Dec_v(v)``, every assigned value ``e`` becomes ``Enc_v(e)``."""
-    made = False
-    for v in module_info(cx.ref.system_text).variables:
-        r = _reencode(cx, v)
-        made = made or isinstance(r, Variant)
-        yield r
-    if not made and cx.states is None:
-        yield NotApplicable("reencode", "no reachable states of the reference")
+    yield from _per_variable(cx, "reencode", _reencode)
