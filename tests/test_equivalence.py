@@ -267,3 +267,19 @@ def test_table_j2_says_no_data_without_equivalence_controls(tmp_path):
     res = write_equivalence_report(db, tmp_path)
     assert "no data" in (tmp_path / "table_J2.md").read_text()
     assert res["metrics"]["grader_equivalence_kept"] is None
+
+
+@pytest.mark.tlc
+def test_refinement_stages_an_instance_that_takes_a_variable_implicitly(runner):
+    """``I == INSTANCE Inner`` takes the variable ``x`` by implicit substitution; the
+    refinement procedure renames the output's variables (``AliasV_x``), so the instance
+    gets ``WITH x <- AliasV_x`` written out: the output with a history variable passes."""
+    outer = ("---- MODULE Outer ----\nEXTENDS Naturals\nVARIABLE x\nI == INSTANCE Inner\nInit == x = 0\n"
+             "Next == x' = (x + 1) % 4\nSpec == Init /\\ [][Next]_x\nInv == I!Small\n====\n")
+    inner = "---- MODULE Inner ----\nEXTENDS Naturals\nVARIABLE x\nSmall == x \\in 0..3\n====\n"
+    ref = Reference("t.Outer", "original", {"Outer.tla": outer, "Inner.tla": inner}, "Outer", "Outer",
+                    "SPECIFICATION Spec\nINVARIANT Inv\n", None, ("Outer", "Inner"))
+    grader = BehaviorGrader(ref, runner)
+    v = eq.generate(eq.context(ref, grader.reference_side()), "history_variable", 1)[0][0]
+    assert eq.confirm(grader, v).kept
+    assert BehaviorGrader(ref, runner, mappings="refinement").grade(v.side(ref)).passed
