@@ -270,16 +270,21 @@ def test_table_j2_says_no_data_without_equivalence_controls(tmp_path):
 
 
 @pytest.mark.tlc
-def test_refinement_stages_an_instance_that_takes_a_variable_implicitly(runner):
-    """``I == INSTANCE Inner`` takes the variable ``x`` by implicit substitution; the
-    refinement procedure renames the output's variables (``AliasV_x``), so the instance
-    gets ``WITH x <- AliasV_x`` written out: the output with a history variable passes."""
-    outer = ("---- MODULE Outer ----\nEXTENDS Naturals\nVARIABLE x\nI == INSTANCE Inner\nInit == x = 0\n"
-             "Next == x' = (x + 1) % 4\nSpec == Init /\\ [][Next]_x\nInv == I!Small\n====\n")
+def test_an_instance_that_takes_a_variable_implicitly(runner):
+    """``I == INSTANCE Inner`` takes ``x`` by implicit substitution. A variant that merges
+    or re-encodes ``x`` writes the substitution out (``WITH x <- state.x``); the refinement
+    procedure renames the output's variables (``AliasV_x``) and writes out what an instance
+    takes implicitly, so the variants with other variable counts are confirmed and pass."""
+    outer = ("---- MODULE Outer ----\nEXTENDS Naturals\nVARIABLES x, y\nI == INSTANCE Inner\nInit == x = 0 /\\ y = 0\n"
+             "Next == x' = (x + 1) % 4 /\\ y' = 1 - y\nSpec == Init /\\ [][Next]_<<x, y>>\nInv == I!Small\n====\n")
     inner = "---- MODULE Inner ----\nEXTENDS Naturals\nVARIABLE x\nSmall == x \\in 0..3\n====\n"
     ref = Reference("t.Outer", "original", {"Outer.tla": outer, "Inner.tla": inner}, "Outer", "Outer",
                     "SPECIFICATION Spec\nINVARIANT Inv\n", None, ("Outer", "Inner"))
     grader = BehaviorGrader(ref, runner)
-    v = eq.generate(eq.context(ref, grader.reference_side()), "history_variable", 1)[0][0]
-    assert eq.confirm(grader, v).kept
-    assert BehaviorGrader(ref, runner, mappings="refinement").grade(v.side(ref)).passed
+    cx = eq.context(ref, grader.reference_side())
+    for cls, subst in (("history_variable", "I == INSTANCE Inner\n"), ("merge_record", "WITH x <- state.x"),
+                       ("reencode", "WITH x <- Dec_x(x)")):
+        v = eq.generate(cx, cls, 1)[0][0]
+        assert subst in v.text
+        assert eq.confirm(grader, v).kept, cls
+        assert BehaviorGrader(ref, runner, mappings="refinement").grade(v.side(ref)).passed, cls

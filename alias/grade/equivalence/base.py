@@ -81,7 +81,8 @@ class Context:
     where they are a definition's body, the definition names), the reference's constants
     and variables (of its model's EXTENDS closure, as the behavior grade declares them),
     the reachable states TLC dumped (``states``; ``None`` when unavailable), the words of
-    every file (``taken``: fresh names avoid them) and the other author modules' texts."""
+    every file (``taken``: fresh names avoid them) and the texts of the other author modules
+    that import the system module (``others``: a wrapper; they see its names)."""
 
     ref: Reference
     r_vars: list[str]
@@ -99,8 +100,22 @@ class Context:
         self.cfg = parse_cfg(self.ref.cfg_text)
         self.taken = words_of(self.ref.files.values())
         self.others = {m: self.ref.files[f"{m}.tla"] for m in self.ref.author_modules
-                       if m != self.ref.system_module and f"{m}.tla" in self.ref.files}
+                       if m != self.ref.system_module and f"{m}.tla" in self.ref.files
+                       and self.ref.system_module in self._imported_by(m)}
         self.init_node, self.next_node = _roots(self.m, "Init", "Next", "Spec", self.cfg)
+
+    def _imported_by(self, module: str) -> set[str]:
+        """The modules ``module`` EXTENDS or INSTANCEs, transitively (among the task's files)."""
+        seen: set[str] = set()
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            text = self.ref.files.get(f"{m}.tla")
+            for n in module_info(text).imports if text is not None else []:
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return seen
 
     def definition_of(self, node: ts.Node | None) -> str | None:
         """The name of the definition whose body ``node`` is (``None`` otherwise)."""
@@ -124,8 +139,9 @@ class Context:
 
     @property
     def other_definitions(self) -> set[str]:
-        """Names the other author modules define."""
-        return {d for t in self.others.values() for d in module_info(t).definitions}
+        """Names the other author modules define (any of them may be state-level)."""
+        return {d for m in self.ref.author_modules if m != self.ref.system_module and f"{m}.tla" in self.ref.files
+                for d in module_info(self.ref.files[f"{m}.tla"]).definitions}
 
     def used_elsewhere(self, name: str) -> bool:
         """Whether another author module (a wrapper, say) mentions ``name``."""

@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import tree_sitter as ts
 
-from alias.grade.mutants import _infix_symbol
+from alias.grade.mutants import _end, _infix_symbol
 from alias.grade.refinement import Encoding, Leaf, Pair, _atoms
 from alias.tla.syntax import module_info
 from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, sort_key, to_tla
@@ -36,8 +36,8 @@ def _why_not(cx: Context, names: list[str]) -> str | None:
     m = cx.m
     if any(n not in m.variables for n in names):
         return "declared outside the system module"
-    clash = _instance_clash(cx, names)
-    if clash:
+    clash = _implicit(cx, names)
+    if isinstance(clash, str):
         return clash
     used = [n for n in names if cx.used_elsewhere(n)]
     if used:
@@ -45,10 +45,11 @@ def _why_not(cx: Context, names: list[str]) -> str | None:
     return None
 
 
-def _instance_clash(cx: Context, names: list[str]) -> str | None:
-    """An INSTANCE of the system module that substitutes one of ``names`` implicitly
-    (a parameter of the same name, no ``WITH`` for it), or of a module not in the task."""
-    m = cx.m
+def _implicit(cx: Context, names: list[str]) -> list[tuple[ts.Node, list[str]]] | str:
+    """The INSTANCEs of the system module with the variables of ``names`` each takes by
+    implicit substitution (a parameter of the same name, no ``WITH`` for it); a reason
+    string for an instance of a module not among the task's files."""
+    m, out = cx.m, []
     for u in m.units:
         inst = u if u.type == "instance" else next((c for c in u.named_children if c.type == "instance"), None)
         if inst is None or not inst.named_children:
@@ -61,8 +62,17 @@ def _instance_clash(cx: Context, names: list[str]) -> str | None:
         explicit = {m.t(s.named_children[0]) for s in inst.named_children if s.type == "substitution"}
         hit = [n for n in names if n in set(info.variables) | set(info.constants) and n not in explicit]
         if hit:
-            return f"INSTANCE {mod} substitutes {', '.join(hit)} implicitly"
-    return None
+            out.append((inst, hit))
+    return out
+
+
+def _substitute(cx: Context, e: Edits, names: list[str], read: Callable[[str], str]) -> None:
+    """Write out the implicit substitutions of ``names`` (``WITH v <- read(v)``): the
+    instantiated module still names the old variables."""
+    for inst, hit in _implicit(cx, names):
+        subs = any(c.type == "substitution" for c in inst.named_children)
+        at = _end(inst)
+        e.replace(at, at, (", " if subs else " WITH ") + ", ".join(f"{v} <- {read(v)}" for v in hit))
 
 
 def _lists_inside(node: ts.Node) -> bool:
@@ -205,6 +215,7 @@ def _merge_edits(cx: Context, mg: _Merge) -> Edits:
         first = next(v for v in inside if v in mg.names)
         e.node(t, _tuple_text(cx, t, {v: ([mg.var] if v == first else []) for v in mg.names}))
     _merge_sites(cx, e, mg, [o for o in occ if o.kind in SITES])
+    _substitute(cx, e, mg.names, mg.part)
     decl = module_info(cx.ref.system_text).variables
     first = next(v for v in decl if v in mg.names)
     _redeclare(cx, e, {v: ([mg.var] if v == first else []) for v in mg.names})
@@ -291,6 +302,7 @@ def _split_edits(cx: Context, v: str, parts: dict) -> Edits:
             e.node(o.site, _split_site(o, parts, _rhs(e, o), tmp))
     for t in {o.tuple.id: o.tuple for o in occ if o.kind in ("tuple", "unchanged_tuple")}.values():
         e.node(t, _tuple_text(cx, t, {v: list(parts.values())}))
+    _substitute(cx, e, [v], lambda _: whole)
     _redeclare(cx, e, {v: list(parts.values())})
     return e
 
@@ -381,7 +393,10 @@ def _reencode_edits(cx: Context, v: str, names: tuple[str, ...], defs: str) -> E
         if o.kind in ("assign", "init"):
             rhs = _rhs(e, o)
             e.node(o.rhs, f"{enc}({rhs})" if o.op == "eq" else f"{{{enc}({z}) : {z} \\in {rhs}}}")
-    first = min((o.node for o in occ), key=lambda n: n.start_byte, default=None)
+    _substitute(cx, e, [v], lambda _: f"{dec}({v})")
+    insts = _implicit(cx, [v])
+    uses = [o.node for o in occ] + ([i for i, _ in insts] if isinstance(insts, list) else [])
+    first = min(uses, key=lambda n: n.start_byte, default=None)
     if first is None:
         raise _Skip("never used")
     unit = first
