@@ -63,13 +63,16 @@ SELECT
   (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND sample_idx >= 0) AS mutants_tried,
   (SELECT count(*) FROM control_samples WHERE kind = 'mutant' AND valid) AS mutants_kept;
 
--- Every eligible reference the behavior grade does not accept against itself, with the
--- reason (the construct that stops it) and the last attempts.
+-- Every positive control of an eligible reference the behavior grade does not accept (the
+-- reference against itself, its renamed and operator-renamed copies, and any other control
+-- that must pass), with the reason (the construct that stops it) and the last attempts.
 CREATE OR REPLACE VIEW v_grader_failures AS
-SELECT task_id, reason, method, maps_tried, detail
+SELECT task_id, kind, sample_idx, reason, method, maps_tried, detail
 FROM v_control_verdicts
-WHERE kind = 'self' AND grade = 'behavior' AND NOT passed
-ORDER BY reason, task_id;
+WHERE grade = 'behavior' AND NOT passed
+  AND kind NOT IN ('mutant', 'hardneg')
+  AND task_id IN (SELECT task_id FROM control_eligibility WHERE eligible)
+ORDER BY reason, task_id, kind, sample_idx;
 
 -- Controls graded wrongly: a positive control rejected or a mutant accepted.
 CREATE OR REPLACE VIEW v_control_errors AS

@@ -22,7 +22,7 @@ from alias.grade.equivalence.rewrite import Edits, variable_occurrences
 from alias.grade.mutants import _Module
 from alias.grade.refinement import Encoding, Pair, Side
 from alias.tla.syntax import parse
-from alias.tla.values import Bool, Rec
+from alias.tla.values import Bool, Rec, to_tla
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,10 +60,10 @@ def msg(src: int, val: bool) -> Rec:
     return Rec((("src", src), ("val", Bool(val))))
 
 
-#: The values the counter's variables take (what TLC's state dump gives the generators).
-STATES = Side(["x", "y", "msg"], [{"x": x, "y": y, "msg": msg(s, v)} for x in range(4) for y in (0, 1)
-                                  for s in range(3) for v in (False, True)],
-              [{"x": 0, "y": 0, "msg": msg(0, False)}])
+#: The values the counter's variables take, as TLC prints them (what its state dump gives the generators).
+STATES = Side(["x", "y", "msg"], [{"x": str(x), "y": str(y), "msg": to_tla(msg(s, v))} for x in range(4)
+                                  for y in (0, 1) for s in range(3) for v in (False, True)],
+              [{"x": "0", "y": "0", "msg": to_tla(msg(0, False))}])
 
 
 # --------------------------------------------------------------------------- edits

@@ -92,11 +92,17 @@ class BehaviorVerdict:
     """Result of :func:`grade_behavior`.
 
     ``passed``; ``reason`` (``None`` on a pass, else a code such as
-    ``variable_count_differs``, ``output_syntax_error``, ``no_spec_formula``, ``no_map_passes``); ``method``:
-    ``'refinement'`` (forward and reverse TLC checks), ``'label_map'`` (with a map of
-    control-label strings) or ``'data_graph'`` (projected state graphs, Appendix I);
+    ``variable_count_differs``, ``output_syntax_error``, ``no_spec_formula``, ``no_map_passes``,
+    ``no_refinement_mapping_fits``, ``forward_<TLC kind>``, ``reverse_<TLC kind>``); ``method``:
+    the paper's procedure's ``'renaming'`` (forward and reverse TLC checks under a
+    renaming), ``'label_map'`` (with a map of control-label strings) or ``'data_graph'``
+    (projected state graphs, Appendix I); the refinement procedure's
+    ``'refinement_mapping'`` (forward and reverse checks under a refinement mapping) or
+    ``'data_graph_mapping'`` (Appendix I's graphs under a mapping of the data variables);
     ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
-    map that passed (or of the last map tried); ``maps_tried``; ``forward``/``reverse``:
+    map that passed (or of the last map tried; a refinement mapping's ``variables`` gives
+    each R variable's expression over G's, ``leaves`` the pairs and ``auxiliary`` the G
+    variables it leaves out); ``maps_tried`` (both procedures' maps); ``forward``/``reverse``:
     TLC kinds of the last checks; ``distinct_states``: distinct states of the last forward
     check; ``error_text``: TLC's error message of the last failed check (``None`` on a
     pass); ``attempts``: one line per map tried; ``calls``.
@@ -404,6 +410,11 @@ class BehaviorGrader:
         c = self.cfg
         return bool(c.constraints or c.action_constraints or c.symmetry or c.view)
 
+    @property
+    def constrained(self) -> bool:
+        """Whether the cfg bounds exploration with a CONSTRAINT or ACTION_CONSTRAINT."""
+        return bool(self.cfg.constraints or self.cfg.action_constraints)
+
     def _reference_graph_cfg(self) -> tuple[str, tuple[str, ...]]:
         c = self._cfg_base()
         c.check_deadlock = False
@@ -430,7 +441,7 @@ class BehaviorGrader:
             side = None if g is None else br.graph_side(g, names)
             if side is None:
                 init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
-                                        None if self.cfg.specification else self.cfg.init)
+                                        None if self.cfg.specification else self.cfg.init, profile=True)
                 side = None if init is None else br.graph_side(init, names, reachable=False)
             self._shared["side"] = side
         return self._shared["side"]
@@ -620,8 +631,10 @@ class BehaviorGrader:
                     out[v].add(state[v])
         return {v: frozenset(s) for v, s in out.items()}
 
-    def _init_graph(self, files: dict[str, str], model: str, variables: list[str], init: str | None):
-        """TLC's dump of the initial states (no step allowed), or None."""
+    def _init_graph(self, files: dict[str, str], model: str, variables: list[str], init: str | None,
+                    profile: bool = False):
+        """TLC's dump of the initial states (no step allowed; ``profile``: within the
+        refinement search's profile limits), or None."""
         c = self._cfg_base()
         c.constraints, c.action_constraints, c.symmetry, c.view = [], ["AliasNoStep"], None, None
         c.check_deadlock = False
@@ -633,18 +646,24 @@ class BehaviorGrader:
         files = dict(files)
         files[f"{INIT_DUMP}.tla"] = _module(INIT_DUMP, body)
         text, flags = self._write(c)
+        if profile:
+            return self._dump(files, INIT_DUMP, text, flags, "profile_reference_initial",
+                              max_bytes=br.PROFILE_MAX_BYTES, timeout_s=br.PROFILE_TIMEOUT_S)
         return self._dump(files, INIT_DUMP, text, flags, "init_dump")
 
     def _dump(self, files: dict[str, str], main: str, cfg_text: str, flags, purpose: str, *,
               max_bytes: int | None = None, timeout_s: float | None = None):
         """The state graph TLC dumps for this run (cached by run key), or None.
-        ``max_bytes``/``timeout_s``: smaller limits than the grader's (a size limit other
-        than the grader's is part of the cache key, since a ``too_large`` result is kept)."""
+        ``max_bytes``/``timeout_s``: the profile limits of the refinement search, smaller
+        than the grader's; with them the limits are part of the cache key and a run that
+        reaches the time limit is remembered too (a profile only prunes the search: the
+        search then falls back to initial states), where a grader's timeout never is."""
+        profile = max_bytes is not None or timeout_s is not None
         cap = self.max_dot_bytes if max_bytes is None else max_bytes
         config = self.runner.config if timeout_s is None else \
             replace(self.runner.config, timeout_s=min(timeout_s, self.runner.config.timeout_s))
         key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags) + \
-            ("" if cap == self.max_dot_bytes else f"-cap{cap}")
+            (f"-cap{cap}-limit{config.timeout_s:g}" if profile else "")
         hit = self.runner.load_extra(key)
         if hit is not None:
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
@@ -661,7 +680,7 @@ class BehaviorGrader:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
                                           "initial": g.initial})
             return g
-        if g.kind not in ("timeout", "crash"):
+        if g.kind not in ("timeout", "crash") or (profile and g.kind == "timeout"):
             self.runner.store_extra(key, {"kind": g.kind})
         return None
 
@@ -690,6 +709,9 @@ class BehaviorGrader:
 
     def _grade(self, out: OutputSide) -> BehaviorVerdict:
         self._tried_maps: set = set()
+        if not self.r_vars:
+            return self._done(BehaviorVerdict(passed=False),
+                              "reference_without_variables: a constant-level reference has no behavior to compare")
         if self.mappings == "renaming":
             return self._grade_renaming(out)
         return self._grade_refinement(out)
@@ -710,8 +732,8 @@ class BehaviorGrader:
         first = None
         if len(g_vars) == len(self.r_vars) and len(g_consts) == len(self.r_consts):
             first = self._grade_renaming(out)
-            if first.passed or (first.reason or "").startswith("output_syntax_error"):
-                return first
+            if first.passed or (first.reason or "").startswith(("output_syntax_error", "forward_parse_error")):
+                return first  # a pass, or a module no mapping can make parse
         elif not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
             return self._done(BehaviorVerdict(passed=False), "output_syntax_error: no variable declaration readable")
         if not g_vars:
@@ -720,10 +742,15 @@ class BehaviorGrader:
         v = BehaviorVerdict(passed=False, attempts=list(first.attempts) if first else [])
         r = br.Refiner(self, out, v)
         reason = r.run(g_vars, g_consts, self._tried_maps, self.max_refinements)
+        if reason is not None and self.r_control:
+            graph_reason = r.run_data_graph(g_vars, g_consts, self.max_refinements)
+            if graph_reason is None:
+                return self._done(v, None, (first.maps_tried if first else 0) + r.tried, method="data_graph_mapping")
         tried = (first.maps_tried if first else 0) + r.tried
         if reason is None:
             return self._done(v, None, tried, method="refinement_mapping")
-        if first is not None and r.tried == 0:
+        if first is not None and r.tried == 0 and not r.searched:
+            # no dump to search (TLC could not run the output alone): the paper's verdict
             first.attempts = v.attempts + [f"refinement: {reason}"]
             return self._done(first, first.reason, tried, method=None)
         return self._done(v, reason, tried)
@@ -785,7 +812,7 @@ class BehaviorGrader:
                 tried += 1
                 res = self._try(out, cm, vm, None, v)
                 if res == "passed":
-                    return self._done(v, None, tried, method="refinement")
+                    return self._done(v, None, tried, method="renaming")
                 if res == "fatal":
                     # a TLC error no map can fix; a reference with control labels still
                     # gets the state-graph comparison of Appendix I
@@ -887,8 +914,6 @@ class BehaviorGrader:
 
     def _try(self, out: OutputSide, cm, vm, labels, v: BehaviorVerdict) -> str:
         v.mapping = {"variables": dict(vm), "constants": dict(cm), "labels": dict(labels or {})}
-        if not labels:
-            self._tried_maps.add((frozenset(cm.items()), frozenset(vm.items())))
         try:
             files, model = self._stage(out, self._mapping_of(cm, vm, labels), labels)
         except RenameError as e:
@@ -916,6 +941,8 @@ class BehaviorGrader:
             files = dict(files)
             files[f"{OUT}.tla"] = append_definitions(
                 files[f"{OUT}.tla"], f"AliasOutInit == {pair[0]}\nAliasOutNext == {pair[1]}\nAliasOutVars == <<{vs}>>\n")
+        if not labels:  # checked under this renaming: the refinement search need not again
+            self._tried_maps.add((frozenset(cm.items()), frozenset(vm.items())))
         fwd = self.forward(files, model, name if shape is not None else None)
         v.forward, v.distinct_states, v.error_text = fwd.kind, fwd.distinct_states, fwd.detail
         if not fwd.passed:

@@ -40,7 +40,6 @@ from alias.grade.specshape import append_definitions, definition_block, fairness
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
 from alias.tla.syntax import module_info, parse
-from alias.tla.values import parse_value
 
 FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
@@ -48,7 +47,7 @@ PROFILE = "AliasProfile"
 VAR_PREFIX = "AliasV_"
 #: Limits of the state dumps that prune the search: bytes of TLC's DOT file and seconds.
 PROFILE_MAX_BYTES = 20_000_000
-PROFILE_TIMEOUT_S = 60.0
+PROFILE_TIMEOUT_S = 20.0
 
 
 def g_name(v: str) -> str:
@@ -79,6 +78,8 @@ class Refiner:
         self.out = out
         self.v = verdict
         self.tried = 0
+        #: whether a search ran on both modules' dumps (and found no mapping to check)
+        self.searched = False
 
     # ------------------------------------------------------------------ staging
     def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
@@ -115,6 +116,9 @@ class Refiner:
         mod, name, shape = self.gr._locate(files, model)
         if shape is not None:
             return mod, definition_block("AliasOut", shape) + fairness_block("AliasOut", shape)
+        # no formula of the shape I /\ [][N]_v (one written another way, or an INIT/NEXT
+        # cfg): the output's initial predicate and next-state action, without fairness --
+        # the forward check can then only fail more often, never pass a wrong output
         pair = self.gr.output_init_next(files)
         if pair is None:
             return name if name != "init_next" else "no_init_next"
@@ -209,12 +213,64 @@ class Refiner:
         same, witness = gr.sg.equivalent_observable(gr.sg.project(rg, rv), gr.sg.project(pg, rv))
         return same, "equivalent" if same else f"state graphs differ: {str(witness)[:300]}"
 
+    def data_graph(self, st: Staged, m: Match) -> str | None:
+        """Appendix I with a refinement mapping of R's data variables (R has control-label
+        variables such as PlusCal's ``pc``; G's control state may be shaped otherwise):
+        TLC dumps R's state graph and the product's (R's control variables held at a
+        dummy value), both are projected onto R's data variables and must accept the
+        same sequences of observable states. None on a pass, else a reason."""
+        gr, v = self.gr, self.v
+        self.tried += 1
+        data = [x for x in gr.r_vars if x not in gr.r_control]
+        ref = to_refinement(m, g_name)
+        exprs = dict(ref.forward) | {x: '"AliasNone"' for x in gr.r_control}
+        v.mapping = {"variables": to_refinement(m, lambda x: x).forward, "constants": dict(st.consts),
+                     "labels": {}, **m.describe()}
+        rg = gr.reference_graph()
+        files, c = self._root(st, FORWARD, ref, self._product(st, exprs))
+        c.specification, c.init, c.next, c.view = "AliasFSpec", None, None, None
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        pg = gr._dump(files, FORWARD, text, flags, "graph_data_mapping")
+        if rg is None or pg is None:
+            v.attempts.append(f"data graph {m.describe()['leaves']}: state graph not available")
+            return "data_graph_unavailable"
+        same, w = gr.sg.equivalent_observable(gr.sg.project(rg, data), gr.sg.project(pg, data))
+        v.attempts.append(f"data graph {m.describe()['leaves']}: {'equivalent' if same else 'differs: ' + str(w)[:200]}")
+        v.forward = v.reverse = "graph_equivalent" if same else "graph_differs"
+        return None if same else "data_graph_differs"
+
+    def run_data_graph(self, g_vars: list[str], g_consts: list[str], limit: int) -> str | None:
+        """:meth:`data_graph` over the mappings of R's data variables the dumps allow."""
+        r_side = self.gr.reference_side()
+        data = [x for x in self.gr.r_vars if x not in self.gr.r_control]
+        if r_side is None or not data:
+            return "no_data_variables"
+        r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
+                      [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
+        reason = "no_refinement_mapping_fits"
+        for cm in constant_maps(self.gr.r_consts, g_consts):
+            st = self.stage(cm, g_vars, g_consts)
+            if isinstance(st, str):
+                reason = st
+                continue
+            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
+            if g_side is None:
+                continue
+            for m in Search(r_data, g_side, subset=True).matches(limit):
+                if self.tried >= limit:
+                    return "search_cut"
+                reason = self.data_graph(st, m)
+                if reason is None:
+                    return None
+        return reason
+
     # ------------------------------------------------------------------ profiles
-    def profile(self, st: Staged) -> Side | None:
+    def profile(self, st: Staged, reachable: bool = True) -> Side | None:
         """The output's states from a dump of G alone (R's variables held at a dummy
         value; the cfg's constraints, symmetry and view dropped): every reachable state
-        within the profile limits, else only the initial states; None when TLC cannot
-        run the output."""
+        within the profile limits (with ``reachable``), else only the initial states;
+        None when TLC cannot run the output."""
         gr = self.gr
         rv = list(gr.r_vars)
         gv = [g_name(g) for g in st.g_vars]
@@ -223,13 +279,13 @@ class Refiner:
                 f"AliasPNext == AliasG!AliasOutNext /\\ UNCHANGED <<{', '.join(rv)}>>",
                 f"AliasPVars == <<{', '.join(gv + rv)}>>",
                 "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
-                "AliasPNoStep == FALSE"]
+                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"]
         files, c = self._root(st, PROFILE, None, body)
         c.specification, c.init, c.next = "AliasPSpec", None, None
         c.constraints, c.action_constraints, c.symmetry, c.view = [], [], None, None
         c.check_deadlock = False
         back = {g_name(g): g for g in st.g_vars}
-        full = self._side(files, PROFILE, c, back, "profile_output")
+        full = self._side(files, PROFILE, c, back, "profile_output") if reachable else None
         if full is not None:
             return full
         c.action_constraints = ["AliasPNoStep"]
@@ -255,7 +311,9 @@ class Refiner:
             if isinstance(st, str):
                 reason = st
                 continue
-            g_side = self.profile(st)
+            # G alone has no state constraint: where R needs one (or R's own dump is too
+            # large), G's reachable states would run to the limit; its initial states prune
+            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
             if g_side is None:
                 reason = reason or "output_profile_failed"
                 continue
@@ -273,6 +331,9 @@ class Refiner:
                     return None
             if not found:
                 reason = reason or "no_refinement_mapping_fits"
+                self.searched = True
+                self.v.error_text = search.explain()
+                self.v.attempts.append(f"refinement search: {self.v.error_text}")
         return reason or "no_refinement_mapping_fits"
 
     def check(self, st: Staged, m: Match) -> str | None:
@@ -337,18 +398,11 @@ def _instances(node):
 
 
 def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
-    """A :class:`Side` from a state graph: values parsed, variables renamed by ``names``
-    (staged name -> name; others dropped)."""
-    cache: dict[str, object] = {}
-
-    def val(t: str):
-        if t not in cache:
-            cache[t] = parse_value(t)
-        return cache[t]
-
-    states = {nid: {names[k]: val(x) for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
-    variables = [n for n in names.values()]
-    return Side(variables, list(states.values()), [states[i] for i in g.initial if i in states], reachable)
+    """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
+    name; others dropped), values as TLC's texts."""
+    states = {nid: {names[k]: x for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
+    return Side(list(names.values()), list(states.values()), [states[i] for i in g.initial if i in states],
+                reachable)
 
 
 def constant_maps(r_consts: list[str], g_consts: list[str], limit: int = 24):

@@ -37,7 +37,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, sort_key, to_tla
+from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, parse_value, sort_key, to_tla
 
 #: Leaf path steps: a record field, a tuple component, and the same inside every value
 #: of a function (``mf``/``mi``).
@@ -222,12 +222,14 @@ def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
 @dataclass
 class Side:
     """What the state dumps say about one module: its variables (declaration order),
-    ``states`` (each ``{variable: value}``: the reachable states, or only the initial ones
-    when ``reachable`` is false) and ``initial`` (the initial states)."""
+    ``states`` (each ``{variable: TLC's value text}``: the reachable states, or only the
+    initial ones when ``reachable`` is false) and ``initial`` (the initial states). Texts
+    are parsed (:func:`alias.tla.values.parse_value`) only where a decomposition or an
+    encoding needs the values: TLC prints a value one way, so equal texts are equal values."""
 
     variables: list[str]
-    states: list[dict[str, Value]]
-    initial: list[dict[str, Value]]
+    states: list[dict[str, str]]
+    initial: list[dict[str, str]]
     reachable: bool = True
 
 
@@ -238,14 +240,27 @@ class Pair:
     enc: Encoding
 
 
+@dataclass(frozen=True)
+class Derived:
+    """An R leaf that R's own states determine from another R leaf ``source`` (a redundant
+    variable, such as a per-process phase kept beside the state it follows): its value is
+    ``enc`` (a function, not necessarily one-to-one) of ``source``'s."""
+
+    r: Leaf
+    source: Leaf
+    enc: Encoding
+
+
 @dataclass
 class Match:
-    """A refinement mapping: every leaf of R's chosen decomposition paired with a G leaf."""
+    """A refinement mapping: every leaf of R's chosen decomposition paired with a G leaf,
+    or ``derived`` from another paired R leaf."""
 
     pairs: tuple[Pair, ...]
     r_cut: dict[str, list[Leaf]]
     g_cut: dict[str, list[Leaf]]
     g_variables: list[str]
+    derived: tuple[Derived, ...] = ()
 
     @classmethod
     def of(cls, pairs: Sequence[Pair], r_variables: Sequence[str], g_variables: Sequence[str]) -> "Match":
@@ -262,7 +277,7 @@ class Match:
     def is_renaming(self) -> bool:
         """A one-to-one variable renaming: whole to whole, no encoding, no G variable left out."""
         return all(not p.r.path and not p.g.path and p.enc.identity for p in self.pairs) \
-            and len(self.pairs) == len(self.g_variables)
+            and len(self.pairs) == len(self.g_variables) and not self.derived
 
     @property
     def renaming(self) -> dict[str, str]:
@@ -287,11 +302,19 @@ class Match:
             enc = "" if p.enc.identity else " via {" + ", ".join(
                 f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in p.enc.pairs) + "}"
             out[str(p.r)] = str(p.g) + enc
+        for d in self.derived:
+            out[str(d.r)] = f"derived from {d.source} via {{" + ", ".join(
+                f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in d.enc.pairs) + "}"
         return {"leaves": out, "auxiliary": self.auxiliary}
 
 
 def _similarity(a: str, b: str) -> float:
     return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+
+#: The most distinct values of a variable that are parsed for decompositions and
+#: encodings; a variable with more is matched whole and as it is.
+PARSE_LIMIT = 5000
 
 
 class Search:
@@ -305,24 +328,67 @@ class Search:
     def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000):
         self.r, self.g = r, g
         self.subset = subset or not g.reachable or not r.reachable
-        self.r_opts = {v: var_options(v, [s[v] for s in r.states]) for v in r.variables}
-        self.g_opts = {v: var_options(v, [s[v] for s in g.states]) for v in g.variables}
+        self._parsed: dict[str, Value] = {}
+        self.r_opts = {v: self._options(r, v) for v in r.variables}
+        self.g_opts = {v: self._options(g, v) for v in g.variables}
         self.g_option_of = {leaf: i for v in g.variables for i, opt in enumerate(self.g_opts[v]) for leaf in opt}
         self._cands: dict[Leaf, list[tuple[Leaf, Encoding]]] = {}
         self._cols: dict = {}
         self.joint = max(len(r.states), len(g.states)) <= joint_limit
         self.tried_pairs = 0
 
-    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None) -> list | None:
-        key = (side, leaf, initial, enc)
+    def _parse(self, text: str) -> Value:
+        v = self._parsed.get(text)
+        if v is None:
+            v = self._parsed[text] = parse_value(text)
+        return v
+
+    def _distinct(self, side: Side, var: str) -> set[str]:
+        return {s[var] for s in side.states}
+
+    def _options(self, side: Side, var: str) -> list[list[Leaf]]:
+        texts = self._distinct(side, var)
+        if len(texts) > PARSE_LIMIT or not any(t[:1] in "[(<" for t in texts):
+            return [[Leaf(var)]]
+        return var_options(var, [self._parse(t) for t in texts])
+
+    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None,
+                parsed: bool = False) -> list | None:
+        """The leaf's value in each state (TLC's text where ``parsed`` is false and the
+        leaf is a whole variable; else parsed, and encoded by ``enc``); None when a state
+        has no such part."""
+        key = (side, leaf, initial, enc, parsed)
         if key not in self._cols:
             src = self.r if side == "r" else self.g
+            rows = src.initial if initial else src.states
             try:
-                col = [leaf.value(s) for s in (src.initial if initial else src.states)]
-                self._cols[key] = col if enc is None else [enc.apply(v) for v in col]
+                if not parsed and not leaf.path:
+                    col = [s[leaf.var] for s in rows]
+                else:
+                    col = [leaf_value(self._parse(s[leaf.var]), leaf.path) for s in rows]
+                    col = col if enc is None or enc.identity else [enc.apply(v) for v in col]
+                self._cols[key] = col
             except (KeyError, IndexError, TypeError, AttributeError):
                 self._cols[key] = None
         return self._cols[key]
+
+    @staticmethod
+    def _parsed_pair(a: Leaf, b: Leaf, enc: Encoding) -> bool:
+        return bool(a.path or b.path or not enc.identity)
+
+    def _pair_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
+        """Encodings under which G leaf ``b``'s values give R leaf ``a``'s."""
+        rt, gt = self._distinct(self.r, a.var), self._distinct(self.g, b.var)
+        out = []
+        if not a.path and not b.path and (rt <= gt if self.subset else rt == gt):
+            out.append(Encoding())
+        if len(rt) > PARSE_LIMIT or len(gt) > PARSE_LIMIT:
+            return out
+        ra, gb = self._column("r", a, False, parsed=True), self._column("g", b, False, parsed=True)
+        if ra is None or gb is None:
+            return out
+        return out + [e for e in encodings(set(ra), set(gb), subset=self.subset)
+                      if not (e.identity and not a.path and not b.path)]
 
     def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
         """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
@@ -330,14 +396,10 @@ class Search:
         if a in self._cands:
             return self._cands[a]
         out = []
-        ra = self._column("r", a, False)
         rpos = self.r.variables.index(a.var)
         for gpos, gv in enumerate(self.g.variables):
             for leaf in [x for opt in self.g_opts[gv] for x in opt]:
-                gb = self._column("g", leaf, False)
-                if ra is None or gb is None:
-                    continue
-                for enc in encodings(set(ra), set(gb), subset=self.subset):
+                for enc in self._pair_encodings(a, leaf):
                     if not self._fits([Pair(a, leaf, enc)], initial=True):
                         continue
                     score = (not enc.identity, bool(a.path) != bool(leaf.path), -_similarity(str(a), str(leaf)),
@@ -350,8 +412,9 @@ class Search:
     def _fits(self, pairs: list[Pair], initial: bool) -> bool:
         """R's states (or initial states) restricted to the paired leaves equal (or are
         among) the G states restricted to their G leaves and encoded."""
-        rc = [self._column("r", p.r, initial) for p in pairs]
-        gc = [self._column("g", p.g, initial, p.enc) for p in pairs]
+        flags = [self._parsed_pair(p.r, p.g, p.enc) for p in pairs]
+        rc = [self._column("r", p.r, initial, parsed=f) for p, f in zip(pairs, flags)]
+        gc = [self._column("g", p.g, initial, p.enc, parsed=f) for p, f in zip(pairs, flags)]
         if any(c is None for c in rc + gc):
             return False
         rs, gs = set(zip(*rc)), set(zip(*gc))
@@ -373,16 +436,59 @@ class Search:
 
     def matches(self, limit: int = 1000) -> Iterator[Match]:
         """Every refinement mapping the dumps allow (at most ``limit``), best first:
-        fewer cut R variables, then identity encodings and similar names first."""
+        fewer cut R variables, then identity encodings and similar names first. A whole R
+        variable no G leaf fits but that R's states determine from another R variable is
+        derived from it (:class:`Derived`)."""
         n = 0
         for r_cut in self.r_cuts():
             r_leaves = [x for v in self.r.variables for x in r_cut[v]]
-            for pairs, g_choice in self._assign(r_leaves):
+            unmatched = [a for a in r_leaves if not self._compatible(a)]
+            derived = [self.derivation(a, [x for x in r_leaves if x not in unmatched]) for a in unmatched]
+            if any(d is None for d in derived):
+                continue
+            rest = [a for a in r_leaves if a not in unmatched]
+            for pairs, g_choice in self._assign(rest):
                 g_cut = {v: self.g_opts[v][g_choice.get(v, 0)] for v in self.g.variables}
-                yield Match(tuple(pairs), r_cut, g_cut, list(self.g.variables))
+                yield Match(tuple(pairs), r_cut, g_cut, list(self.g.variables), tuple(derived))
                 n += 1
                 if n >= limit:
                     return
+
+    def explain(self) -> str:
+        """Why no mapping fits, from the dumps: the first reference variable no output leaf
+        fits (its values and initial values beside those of the output variable nearest by
+        name), or that the joint states differ."""
+        def show(side: Side, v: str, initial: bool) -> str:
+            vals = sorted({s[v] for s in (side.initial if initial else side.states)})
+            return "{" + ", ".join(vals[:4]) + (", ..." if len(vals) > 4 else "") + "}"
+
+        for v in self.r.variables:
+            if any(self._compatible(x) for opt in self.r_opts[v] for x in opt):
+                continue
+            near = max(self.g.variables, key=lambda g: _similarity(v, g), default=None)
+            there = "" if near is None else (f"; output variable {near}: values {show(self.g, near, False)}, "
+                                             f"initially {show(self.g, near, True)}")
+            return (f"no output variable, field or encoding takes the values of reference variable {v} "
+                    f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
+        return ("every reference variable has output counterparts, but under no joint assignment are the "
+                "reference's states the output's states, mapped")
+
+    def derivation(self, a: Leaf, sources: list[Leaf]) -> Derived | None:
+        """``a`` (a whole R variable) as a function of one of ``sources`` (whole R
+        variables) in every R state: pointwise on atoms where both are functions with the
+        same domain in each state, else on whole values; None when none determines it."""
+        if a.path:
+            return None
+        for src in sources:
+            if src.path or src == a:
+                continue
+            pairs = {(s[src.var], s[a.var]) for s in self.r.states}
+            if len({x for x, _ in pairs}) != len(pairs) or len(pairs) > PARSE_LIMIT:
+                continue
+            parsed = [(self._parse(x), self._parse(y)) for x, y in pairs]
+            enc = _pointwise_function(parsed) or Encoding(tuple(sorted(parsed, key=lambda p: sort_key(p[0]))))
+            return Derived(a, src, enc)
+        return None
 
     def _assign(self, r_leaves: list[Leaf]) -> Iterator[tuple[list[Pair], dict[str, int]]]:
         cands = {a: self._compatible(a) for a in r_leaves}
@@ -428,6 +534,20 @@ class Refinement:
     forward: dict[str, str]
     inverse: dict[str, str] | None
     model_values: list[str] = field(default_factory=list)
+
+
+def _pointwise_function(parsed: list[tuple[Value, Value]]) -> Encoding | None:
+    """A function of atoms f with ``y[k] = f(x[k])`` for every pair of functions ``(x, y)``
+    of equal domains; None where the pairs are not such functions."""
+    f: dict = {}
+    for x, y in parsed:
+        fx, fy = as_function(x), as_function(y)
+        if fx is None or fy is None or fx.keys() != fy.keys():
+            return None
+        for k, v in fx.items():
+            if not is_atom(v) or not is_atom(fy[k]) or f.setdefault(v, fy[k]) != fy[k]:
+                return None
+    return Encoding(tuple(sorted(f.items(), key=lambda p: sort_key(p[0]))), pointwise=True) if f else None
 
 
 class _Writer:
@@ -491,6 +611,8 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     which a G / R variable appears in the module that uses the expression."""
     w = _Writer()
     fwd_parts = {p.r: w.encode(w.leaf(p.g, g_name(p.g.var)), p.enc) for p in m.pairs}
+    for d in m.derived:
+        fwd_parts[d.r] = w.encode(fwd_parts[d.source], d.enc)
     forward = {v: w.build(cut, fwd_parts) for v, cut in m.r_cut.items()}
     inverse = None
     if m.invertible:
@@ -499,5 +621,5 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     return Refinement(forward, inverse, w.model_values)
 
 
-__all__ = ["Leaf", "Encoding", "Side", "Pair", "Match", "Search", "Refinement", "var_options", "encodings",
+__all__ = ["Leaf", "Encoding", "Side", "Pair", "Derived", "Match", "Search", "Refinement", "var_options", "encodings",
            "leaf_value", "to_refinement"]

@@ -77,7 +77,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
         + (to_markdown(mismatch) if len(mismatch) else "none\n"))
     j1 = query("SELECT control, expected, n, passed, tasks FROM v_table_j1", db)
     counts = query("SELECT * FROM v_control_counts", db)
-    failures = query("SELECT task_id, reason, maps_tried FROM v_grader_failures", db)
+    failures = query("SELECT task_id, kind, reason, maps_tried FROM v_grader_failures", db)
     errors = query("SELECT * FROM v_control_errors", db)
     ran = int(counts.controlled_tasks.iloc[0]) > 0   # the controls stage saw at least one task
     if not ran:
@@ -93,7 +93,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
             f"\nOperator-renamed copies that do not count: {int(c.oprenamed_nothing_to_rename)} have no operator "
             f"to rename, {int(c.oprenamed_sany_fails)} fail SANY, {int(c.oprenamed_tlc_fails)} fail TLC. "
             f"Mutants: {int(c.mutants_kept)} kept of {int(c.mutants_tried)} run through TLC.\n\n"
-            "## References the behavior-based grade does not accept against themselves\n\n"
+            "## Positive controls the behavior-based grade does not accept\n\n"
             + (to_markdown(failures) if len(failures) else "none\n")
             + "\n## Controls graded wrongly\n\n" + (to_markdown(errors) if len(errors) else "none\n"))
     (out / "table_J1.md").write_text(j1_text)

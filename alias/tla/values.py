@@ -242,3 +242,4 @@ def to_tla(v: Value, model_value: Callable[[str], str] | None = None) -> str:
         return "[AliasK \\in {" + ", ".join(sub(k) for k, _ in v.pairs) + "} |-> CASE " + \
             " [] ".join(f"AliasK = {sub(k)} -> {sub(x)}" for k, x in v.pairs) + "]"
     raise ValueError(f"cannot write {v!r} as TLA+")
+

@@ -20,6 +20,7 @@ from alias.grade.mutants import _DEF_TYPES, _Module, _roots, _strip_parens
 from alias.grade.refinement import Encoding, Leaf, Match, Pair, Side
 from alias.tla.cfg import Cfg, parse_cfg
 from alias.tla.syntax import module_info, parse
+from alias.tla.values import parse_value
 
 from .rewrite import fresh_name, words_of
 
@@ -131,6 +132,13 @@ class Context:
     def cfg_names(self) -> set[str]:
         """Every name the cfg mentions (constants, substitutions, invariants, ...)."""
         return {n for names in self.cfg.names().values() for n in names}
+
+    def values(self, var: str) -> set | None:
+        """The values ``var`` takes in the reachable states (parsed from TLC's texts); None
+        without a dump of every reachable state."""
+        if self.states is None or not self.states.reachable:
+            return None
+        return {parse_value(t) for t in {s[var] for s in self.states.states if var in s}}
 
     @property
     def all_variables(self) -> set[str]:

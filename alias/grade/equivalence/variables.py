@@ -259,9 +259,7 @@ def merge_record(cx: Context) -> Iterator[Variant | NotApplicable]:
 
 def _split_shape(cx: Context, v: str) -> list[str | int] | None:
     """The fields (record) or components (tuple) every reachable value of ``v`` has."""
-    if cx.states is None or not cx.states.reachable:
-        return None
-    vals = {s[v] for s in cx.states.states if v in s}
+    vals = cx.values(v)
     if not vals:
         return None
     if all(isinstance(x, Rec) for x in vals):
@@ -407,7 +405,7 @@ def _reencode_edits(cx: Context, v: str, names: tuple[str, ...], defs: str) -> E
 
 
 def _reencode(cx: Context, v: str) -> Variant | NotApplicable:
-    vals = {s[v] for s in cx.states.states if v in s} if cx.states is not None and cx.states.reachable else set()
+    vals = cx.values(v)
     found = _atoms(vals) if vals else None
     mvs = {c.value.strip(): c.name for c in cx.cfg.constants if c.op == "=" and c.name in cx.ref.constants}
     mv_name = mvs.get

@@ -1,0 +1,212 @@
+"""The behavior grade's refinement procedure (issue 33): values, the mapping search, and
+real TLC checks of outputs the paper's renaming procedure rejects."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from alias.corpus.testset import Reference
+from alias.grade.behavior import BehaviorGrader, OutputSide
+from alias.grade.cache import ToolRunner
+from alias.grade.refinement import Encoding, Leaf, Match, Pair, Search, Side, encodings, to_refinement
+from alias.tla.values import Bool, Fcn, ModelValue, Rec, Seq, Str, parse_value, to_tla
+
+
+# --------------------------------------------------------------------------- values
+def test_tlc_values_parse_and_booleans_stay_apart_from_integers():
+    assert parse_value("TRUE") == Bool(True) and parse_value("TRUE") != 1
+    assert {parse_value("TRUE"), parse_value("1")} == {Bool(True), 1}  # a Python bool would collapse them
+    assert parse_value('[b |-> <<1, "x">>, a |-> p1]') == Rec((("a", ModelValue("p1")), ("b", Seq((1, Str("x"))))))
+    assert parse_value("(1 :> 10 @@ 2 :> 20)") == Seq((10, 20))  # a function on 1..n is a sequence, as in TLC
+    assert parse_value('(0 :> FALSE @@ 1 :> TRUE)') == Fcn(((0, Bool(False)), (1, Bool(True))))
+    assert parse_value('"a\\"b"') == Str('a"b')
+    assert parse_value("1..3") == parse_value("{1, 2, 3}")
+    assert type(parse_value("[S -> T]")).__name__ == "Opaque"
+    assert to_tla(parse_value('[a |-> 1, b |-> <<TRUE, "x">>]')) == '[a |-> 1, b |-> <<TRUE, "x">>]'
+
+
+# --------------------------------------------------------------------------- the search
+def _states(rows: list[dict]) -> list[dict]:
+    return [{k: v for k, v in r.items()} for r in rows]
+
+
+def test_encodings_keep_shared_values_and_map_the_rest():
+    r = {parse_value(t) for t in ("0", "1")}
+    g = {parse_value(t) for t in ("FALSE", "TRUE")}
+    encs = encodings(r, g, subset=False)
+    assert [e.pairs for e in encs] == [((Bool(False), 0), (Bool(True), 1)), ((Bool(False), 1), (Bool(True), 0))]
+    # same value set: only the identity, never a permutation of it
+    assert [e.identity for e in encodings(r, set(r), subset=False)] == [True]
+    # shared atoms stay themselves: only "none" is free to become NIL
+    r2 = {parse_value(t) for t in ('"get"', '"put"', "NIL")}
+    g2 = {parse_value(t) for t in ('"get"', '"put"', '"none"')}
+    (only,) = encodings(r2, g2, subset=False)
+    assert dict(only.pairs) == {Str("get"): Str("get"), Str("put"): Str("put"), Str("none"): ModelValue("NIL")}
+
+
+def test_search_finds_a_merged_record_with_a_boolean_field_and_an_auxiliary_variable():
+    r_states = [{"x": str(a), "y": str(b)} for a in range(3) for b in range(2)]
+    g_states = [{"st": f"[x |-> {a}, y |-> {'TRUE' if b else 'FALSE'}]", "h": str((a + b) % 2)}
+                for a in range(3) for b in range(2)]
+    r = Side(["x", "y"], r_states, r_states[:1])
+    g = Side(["st", "h"], g_states, g_states[:1])
+    found = list(Search(r, g, subset=False).matches())
+    # y may also be h (its values and the joint states fit): identity encodings come first,
+    # and TLC decides between them
+    assert [m.describe() for m in found] == [
+        {"leaves": {"x": "st.x", "y": "h"}, "auxiliary": []},
+        {"leaves": {"x": "st.x", "y": "st.y via {FALSE->0, TRUE->1}"}, "auxiliary": ["h"]}]
+    m = found[1]
+    assert not m.invertible and not m.is_renaming
+    ref = to_refinement(m, lambda v: "G_" + v)
+    assert ref.forward == {"x": "G_st.x", "y": "(LET AliasX1 == G_st.y IN CASE AliasX1 = FALSE -> 0 [] AliasX1 = TRUE -> 1)"}
+    assert ref.inverse is None
+
+
+def test_search_rejects_outputs_whose_joint_states_differ():
+    # each variable alone takes the same values, but G never has x = y while R always does
+    r_states = [{"x": str(a), "y": str(a)} for a in range(2)]
+    g_states = [{"x": str(a), "y": str(1 - a)} for a in range(2)]
+    r, g = Side(["x", "y"], r_states, r_states[:1]), Side(["x", "y"], g_states, g_states[:1])
+    assert list(Search(r, g, subset=False).matches()) == []
+
+
+def test_a_split_variable_is_built_back_and_inverted():
+    r_states = [{"p": f"[a |-> {a}, b |-> {b}]"} for a in range(2) for b in range(2)]
+    g_states = [{"a": str(a), "b": str(b)} for a in range(2) for b in range(2)]
+    r, g = Side(["p"], r_states, r_states[:1]), Side(["a", "b"], g_states, g_states[:1])
+    m = next(Search(r, g, subset=False).matches())
+    ref = to_refinement(m, lambda v: v, lambda v: v)
+    assert ref.forward == {"p": "[a |-> a, b |-> b]"}
+    assert ref.inverse == {"a": "p.a", "b": "p.b"}
+
+
+def test_match_of_requires_every_reference_variable():
+    pair = Pair(Leaf("x"), Leaf("x"), Encoding())
+    assert Match.of([pair], ["x"], ["x", "h"]).auxiliary == ["h"]
+    with pytest.raises(ValueError, match="without a pair"):
+        Match.of([pair], ["x", "y"], ["x"])
+
+
+# --------------------------------------------------------------------------- TLC
+REF = textwrap.dedent("""\
+    ---- MODULE Ctr ----
+    EXTENDS Naturals
+    CONSTANT Max
+    VARIABLES x, y
+    TypeOK == x \\in 0..Max /\\ y \\in 0..1
+    Init == x = 0 /\\ y = 0
+    Inc == x < Max /\\ x' = x + 1 /\\ UNCHANGED y
+    Flip == y' = 1 - y /\\ UNCHANGED x
+    Next == Inc \\/ Flip
+    Spec == Init /\\ [][Next]_<<x, y>> /\\ WF_<<x, y>>(Inc)
+    Done == <>(x = Max)
+    ====
+    """)
+CFG = "CONSTANT Max = 3\nSPECIFICATION Spec\nINVARIANT TypeOK\nPROPERTY Done\n"
+
+
+def _variant(decls: str, init: str, inc: str, flip: str, vs: str, fair: str = "WF_{vs}(Inc)") -> str:
+    return (f"---- MODULE Ctr ----\nEXTENDS Naturals\n{decls}\nInit == {init}\nInc == {inc}\nFlip == {flip}\n"
+            f"Spec == Init /\\ [][Inc \\/ Flip]_{vs}" + (" /\\ " + fair.format(vs=vs) if fair else "") + "\n====\n")
+
+
+VARIANTS = {
+    "merged_record": _variant("CONSTANT Max\nVARIABLE st", "st = [x |-> 0, y |-> 0]",
+                              "st.x < Max /\\ st' = [st EXCEPT !.x = @ + 1]", "st' = [st EXCEPT !.y = 1 - @]", "st"),
+    "boolean_for_0_1": _variant("CONSTANT Max\nVARIABLES x, y", "x = 0 /\\ y = FALSE",
+                                "x < Max /\\ x' = x + 1 /\\ UNCHANGED y", "y' = ~y /\\ UNCHANGED x", "<<x, y>>"),
+    "history_variable": _variant("CONSTANT Max\nVARIABLES x, y, flips", "x = 0 /\\ y = 0 /\\ flips = 0",
+                                 "x < Max /\\ x' = x + 1 /\\ UNCHANGED <<y, flips>>",
+                                 "y' = 1 - y /\\ UNCHANGED x /\\ flips' = (flips + 1) % 2", "<<x, y, flips>>"),
+    "constant_defined": _variant("Max == 3\nVARIABLES x, y", "x = 0 /\\ y = 0", "x < Max /\\ x' = x + 1 /\\ UNCHANGED y",
+                                 "y' = 1 - y /\\ UNCHANGED x", "<<x, y>>"),
+}
+WRONG = {
+    # the record output without fairness: x need not reach Max
+    "merged_record_no_fairness": _variant("CONSTANT Max\nVARIABLE st", "st = [x |-> 0, y |-> 0]",
+                                          "st.x < Max /\\ st' = [st EXCEPT !.x = @ + 1]",
+                                          "st' = [st EXCEPT !.y = 1 - @]", "st", fair=""),
+    # the boolean output that flips y only while x = 0
+    "boolean_guarded": _variant("CONSTANT Max\nVARIABLES x, y", "x = 0 /\\ y = FALSE",
+                                "x < Max /\\ x' = x + 1 /\\ UNCHANGED y", "x = 0 /\\ y' = ~y /\\ UNCHANGED x",
+                                "<<x, y>>"),
+}
+
+
+
+@pytest.fixture(scope="module")
+def ctr(tool_config, tmp_path_factory):
+    ref = Reference(task_id="t.Ctr.Ctr", condition="original", files={"Ctr.tla": REF}, system_module="Ctr",
+                    model_module="Ctr", cfg_text=CFG, wrapper_module=None, author_modules=("Ctr",))
+    return ref, ToolRunner(tool_config, tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_restructured_outputs_fail_by_renaming_and_pass_by_refinement(ctr, name):
+    ref, runner = ctr
+    out = OutputSide({"Ctr": VARIANTS[name]}, "Ctr")
+    paper = BehaviorGrader(ref, runner, mappings="renaming").grade(out)
+    refined = BehaviorGrader(ref, runner, mappings="refinement").grade(out)
+    assert not paper.passed, paper.attempts
+    assert refined.passed and refined.method == "refinement_mapping", refined.attempts
+    assert refined.mapping["leaves"] and refined.maps_tried >= 1
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_restructured_outputs_with_other_behaviors_fail_both_procedures(ctr, name):
+    ref, runner = ctr
+    out = OutputSide({"Ctr": WRONG[name]}, "Ctr")
+    for mappings in ("renaming", "refinement"):
+        v = BehaviorGrader(ref, runner, mappings=mappings).grade(out)
+        assert not v.passed, (mappings, v.mapping)
+    assert v.reason.startswith(("forward_", "reverse_", "no_refinement_mapping")), v.reason
+
+
+@pytest.mark.tlc
+def test_check_mapping_confirms_a_known_mapping_and_refuses_a_wrong_one(ctr):
+    ref, runner = ctr
+    out = OutputSide({"Ctr": VARIANTS["merged_record"]}, "Ctr")
+    grader = BehaviorGrader(ref, runner)
+    good = Match.of([Pair(Leaf("x"), Leaf("st", ("f", "x")), Encoding()),
+                     Pair(Leaf("y"), Leaf("st", ("f", "y")), Encoding())], ["x", "y"], ["st"])
+    swapped = Match.of([Pair(Leaf("x"), Leaf("st", ("f", "y")), Encoding()),
+                        Pair(Leaf("y"), Leaf("st", ("f", "x")), Encoding())], ["x", "y"], ["st"])
+    assert grader.check_mapping(out, good, {"Max": "Max"}).passed
+    bad = grader.check_mapping(out, swapped, {"Max": "Max"})
+    assert not bad.passed and bad.reason.startswith("forward_")
+
+
+INIT_NEXT_CFG = "CONSTANT Max = 3\nINIT Init\nNEXT Next\nINVARIANT TypeOK\n"
+
+
+@pytest.mark.tlc
+def test_an_init_next_reference_grades_its_renamed_copy(tool_config, tmp_path):
+    """Issue 33 point 4: with a cfg of INIT/NEXT, a copy whose Init and Next carry other
+    names (as CIR gives them) is found by position, under both procedures."""
+    ref = Reference(task_id="t.Ctr.Ctr", condition="original", files={"Ctr.tla": REF}, system_module="Ctr",
+                    model_module="Ctr", cfg_text=INIT_NEXT_CFG, wrapper_module=None, author_modules=("Ctr",))
+    renamed = REF.replace("Init ==", "Qwer ==").replace("Next ==", "Tyui ==") \
+        .replace("[][Next]", "[][Tyui]").replace("Init /\\", "Qwer /\\")
+    runner = ToolRunner(tool_config, tmp_path)
+    for mappings in ("renaming", "refinement"):
+        v = BehaviorGrader(ref, runner, mappings=mappings).grade(OutputSide({"Ctr": renamed}, "Ctr"))
+        assert v.passed, (mappings, v.reason, v.attempts)
+
+
+def test_a_redundant_reference_variable_is_derived_from_the_one_it_follows():
+    """R keeps ``phase`` beside ``st`` (a function of it in every state); G keeps ``st`` only."""
+    phase = {'"idle"': '"wait"', '"busy"': '"run"', '"done"': '"wait"'}
+    r_states = [{"st": f"<<{a}, {b}>>", "phase": f"<<{phase[a]}, {phase[b]}>>"}
+                for a in phase for b in phase]
+    g_states = [{"s": f"<<{a}, {b}>>"} for a in phase for b in phase]
+    r, g = Side(["st", "phase"], r_states, r_states[:1]), Side(["s"], g_states, g_states[:1])
+    (m,) = list(Search(r, g, subset=False).matches())
+    assert m.describe()["leaves"] == {
+        "st": "s", "phase": 'derived from st via {"busy"->"run", "done"->"wait", "idle"->"wait"}'}
+    ref = to_refinement(m, lambda v: v, lambda v: v)
+    assert ref.forward["phase"].startswith("[AliasQ") and 'AliasX1 = "busy" -> "run"' in ref.forward["phase"]
+    assert ref.inverse == {"s": "st"}  # G is recovered from R: the reverse check runs as usual
