@@ -151,6 +151,13 @@ class Context:
         return {d for m in self.ref.author_modules if m != self.ref.system_module and f"{m}.tla" in self.ref.files
                 for d in module_info(self.ref.files[f"{m}.tla"]).definitions}
 
+    def in_proofs(self, name: str) -> bool:
+        """Whether a THEOREM, proof or USE/HIDE of the system module names ``name`` (a
+        variable or definition a variant changes would no longer parse there)."""
+        m = self.m
+        return any(name in words_of([m.t(u)]) for u in m.module.named_children
+                   if u.type in ("theorem", "use_or_hide", "proof"))
+
     def used_elsewhere(self, name: str) -> bool:
         """Whether another author module (a wrapper, say) mentions ``name``."""
         return any(name in words_of([t]) for t in self.others.values())

@@ -355,7 +355,8 @@ def constant_definition(cx: Context) -> Iterator[Variant | NotApplicable]:
     reach = cx.reach()
     defs = [_define_constant(cx, u, c) for u, c in _declared_constants(cx)]
     names = [n for n, d in cx.m.defs.items() if n not in cx.cfg_names and d.type == "operator_definition"
-             and cx.m.body(n) is not None and state_free(cx, cx.m.body(n)) and n not in cx.m.actions]
+             and cx.m.body(n) is not None and state_free(cx, cx.m.body(n)) and n not in cx.m.actions
+             and not cx.in_proofs(n)]
     decl = [_declare_definition(cx, n) for n in sorted(names, key=lambda n: n not in reach)]
     yield from _alternate("constant_definition", defs, decl,
                           "no constant with a TLA+ cfg value and no constant-level definition")

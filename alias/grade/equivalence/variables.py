@@ -15,7 +15,7 @@ from typing import Callable, Iterator
 
 import tree_sitter as ts
 
-from alias.grade.mutants import _end, _infix_symbol
+from alias.grade.mutants import _Module, _end, _infix_symbol
 from alias.grade.refinement import Encoding, Leaf, Pair, _atoms
 from alias.tla.syntax import module_info
 from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, sort_key, to_tla
@@ -36,9 +36,17 @@ def _why_not(cx: Context, names: list[str]) -> str | None:
     m = cx.m
     if any(n not in m.variables for n in names):
         return "declared outside the system module"
+    if cx.init_node is None or cx.next_node is None:
+        return "the initial predicate or next-state relation is not in the system module"
     clash = _implicit(cx, names)
     if isinstance(clash, str):
         return clash
+    acting = _acting_instance(cx, clash)
+    if acting:
+        return acting
+    proofs = [n for n in names if cx.in_proofs(n)]
+    if proofs:
+        return f"a theorem or proof names {', '.join(proofs)}"
     used = [n for n in names if cx.used_elsewhere(n)]
     if used:
         return f"another module uses {', '.join(used)}"
@@ -64,6 +72,22 @@ def _implicit(cx: Context, names: list[str]) -> list[tuple[ts.Node, list[str]]] 
         if hit:
             out.append((inst, hit))
     return out
+
+
+def _acting_instance(cx: Context, clash: list[tuple[ts.Node, list[str]]]) -> str | None:
+    """An instance that takes a changed variable and whose actions the behavior uses
+    (``INSTANCE M`` of a module with actions, or ``I!A`` in the initial predicate or
+    next-state relation): TLC could no longer assign the variable through it."""
+    m = cx.m
+    used = " ".join(m.t(m.defs[d]) for d in cx.reach() if d in m.defs)
+    for inst, _ in clash:
+        mod = m.t(inst.named_children[0])
+        name = m.def_name(inst.parent) if inst.parent is not None and inst.parent.type == "module_definition" else None
+        if name is None and _Module(cx.ref.files[f"{mod}.tla"]).actions:
+            return f"the actions come from INSTANCE {mod}"
+        if name is not None and f"{name}!" in used:
+            return f"the next-state relation uses {name}!... of INSTANCE {mod}"
+    return None
 
 
 def _substitute(cx: Context, e: Edits, names: list[str], read: Callable[[str], str]) -> None:
