@@ -16,7 +16,7 @@ import tree_sitter as ts
 
 from alias.corpus.testset import Reference
 from alias.grade.behavior import OutputSide
-from alias.grade.mutants import _DEF_TYPES, _Module, _roots, _strip_parens
+from alias.grade.mutants import _Module, _roots, _strip_parens
 from alias.grade.refinement import Encoding, Leaf, Match, Pair, Side
 from alias.tla.cfg import Cfg, parse_cfg
 from alias.tla.syntax import module_info, parse
@@ -24,7 +24,7 @@ from alias.tla.values import parse_value
 
 from .rewrite import fresh_name, words_of
 
-__all__ = ["Variant", "NotApplicable", "Context", "GENERATORS", "generator", "identity_pairs"]
+__all__ = ["Variant", "NotApplicable", "Context", "GENERATORS", "generator", "identity_pairs", "finish"]
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,18 @@ class Context:
         return lambda stem: fresh_name(stem, taken)
 
 
-#: Class name -> generator, in the order the controls try them.
+def finish(cx: Context, cls: str, vid: str, desc: str, e, **kw) -> Variant | NotApplicable:
+    """The variant the edits ``e`` (:class:`~.rewrite.Edits`) make, or why there is none
+    (no change; a module tree-sitter no longer reads)."""
+    text = e.result()
+    if text == cx.ref.system_text:
+        return NotApplicable(cls, f"{vid}: no change")
+    if not cx.parses(text):
+        return NotApplicable(cls, f"{vid}: the edited module does not parse")
+    return Variant(cls, vid, desc, text, **kw)
+
+
+#: Class name -> generator (registration order; :data:`alias.grade.equivalence.CLASSES` orders them).
 GENERATORS: dict[str, Callable[[Context], Iterator[Variant | NotApplicable]]] = {}
 
 
@@ -192,7 +203,3 @@ def generator(name: str):
         GENERATORS[name] = fn
         return fn
     return deco
-
-
-def is_definition(node: ts.Node) -> bool:
-    return node.type in _DEF_TYPES

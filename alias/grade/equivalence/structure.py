@@ -14,11 +14,10 @@ import tree_sitter as ts
 
 from alias.grade.mutants import (_Junction, _conj_walk, _disj_walk, _end, _flatten, _infix_symbol, _item_content,
                                  _strip_parens, _walk)
-from alias.grade.refinement import Encoding, Leaf, Pair  # noqa: F401  (pairs of the variable classes)
 from alias.tla.syntax import module_info
 from alias.tla.values import ModelValue, Opaque, Rec, Seq, SetV, parse_value
 
-from .base import Context, NotApplicable, Variant, generator
+from .base import Context, NotApplicable, Variant, finish, generator
 from .rewrite import Edits, _symbol, _unchanged
 
 # --------------------------------------------------------------------------- helpers
@@ -56,15 +55,6 @@ def parameters(d: ts.Node) -> list[str] | None:
 
 def _call(name: str, params: list[str]) -> str:
     return f"{name}({', '.join(params)})" if params else name
-
-
-def _variant(cx: Context, cls: str, vid: str, desc: str, e: Edits, **kw) -> Variant | NotApplicable:
-    text = e.result()
-    if text == cx.ref.system_text:
-        return NotApplicable(cls, f"{vid}: no change")
-    if not cx.parses(text):
-        return NotApplicable(cls, f"{vid}: the edited module does not parse")
-    return Variant(cls, vid, desc, text, **kw)
 
 
 # --------------------------------------------------------------------------- 1. reorder
@@ -168,11 +158,11 @@ def reorder(cx: Context) -> Iterator[Variant | NotApplicable]:
         yield NotApplicable("reorder", "no conjunction or disjunction TLC evaluates the same reordered")
         return
     owners = list(dict.fromkeys(j.owner for j, _ in js))
-    yield _variant(cx, "reorder", "reorder:all", f"reordered {len(js)} junctions in {', '.join(owners)}",
+    yield finish(cx, "reorder", "reorder:all", f"reordered {len(js)} junctions in {', '.join(owners)}",
                    _permute(cx, js))
     for o in owners if len(owners) > 1 else []:
         mine = [(j, p) for j, p in js if j.owner == o]
-        yield _variant(cx, "reorder", f"reorder:{o}", f"reordered {len(mine)} junctions in {o}", _permute(cx, mine))
+        yield finish(cx, "reorder", f"reorder:{o}", f"reordered {len(mine)} junctions in {o}", _permute(cx, mine))
 
 
 # --------------------------------------------------------------------------- 2. inline / extract
@@ -233,7 +223,7 @@ def _inline(cx: Context, name: str) -> Variant | NotApplicable:
     unit = cx.unit_of(name)
     end = _end(unit) + (1 if m.src[_end(unit):_end(unit) + 1] == b"\n" else 0)
     e.replace(unit.start_byte, end, "")
-    return _variant(cx, "inline_extract", f"inline:{name}", f"definition {name} inlined at its {len(uses)} uses", e)
+    return finish(cx, "inline_extract", f"inline:{name}", f"definition {name} inlined at its {len(uses)} uses", e)
 
 
 def _inline_candidates(cx: Context) -> list[str]:
@@ -271,7 +261,7 @@ def _extract(cx: Context, name: str) -> Variant | NotApplicable:
     unit = cx.unit_of(name)
     e.replace(unit.start_byte, unit.start_byte, f"{_call(new, params)} ==\n{' ' * col}{m.t(c)}\n\n")
     e.node(c, _call(new, params))
-    return _variant(cx, "inline_extract", f"extract:{name}", f"first conjunct of {name} extracted as {new}", e)
+    return finish(cx, "inline_extract", f"extract:{name}", f"first conjunct of {name} extracted as {new}", e)
 
 
 @generator("inline_extract")
@@ -329,7 +319,7 @@ def _define_constant(cx: Context, unit: ts.Node, ident: ts.Node) -> Variant | No
     e = Edits(m)
     e.node(unit, f"{head}{name} == {entry.value.strip()}")
     consts = tuple((c, c) for c in cx.r_consts if c != name)
-    return _variant(cx, "constant_definition", f"define:{name}", f"constant {name} defined as its cfg value {entry.value.strip()}",
+    return finish(cx, "constant_definition", f"define:{name}", f"constant {name} defined as its cfg value {entry.value.strip()}",
                     e, consts=consts)
 
 
@@ -341,7 +331,7 @@ def _declare_definition(cx: Context, name: str) -> Variant | NotApplicable:
     e = Edits(m)
     e.node(unit, f"CONSTANT {name}")
     consts = tuple((c, c) for c in cx.r_consts)
-    return _variant(cx, "constant_definition", f"declare:{name}",
+    return finish(cx, "constant_definition", f"declare:{name}",
                     f"definition {name} made a CONSTANT (bound to the reference's definition by name)", e, consts=consts)
 
 
@@ -415,7 +405,7 @@ def history_variable(cx: Context) -> Iterator[Variant | NotApplicable]:
         yield NotApplicable("history_variable", "the initial predicate or next-state relation is neither a "
                                                 "definition without parameters nor one line")
         return
-    yield _variant(cx, "history_variable", f"history:{h}", f"auxiliary variable {h} flips at every non-stuttering step", e)
+    yield finish(cx, "history_variable", f"history:{h}", f"auxiliary variable {h} flips at every non-stuttering step", e)
 
 
 # --------------------------------------------------------------------------- 8. split an action
@@ -515,7 +505,7 @@ def _split(cx: Context, name: str) -> Variant | NotApplicable:
     e.replace(unit.start_byte, unit.start_byte,
               f"{_call(a, params)} =={halves[0]}\n\n{_call(b, params)} =={halves[1]}\n\n")
     e.replace(body.start_byte, _end(body), f"{_call(a, params)} \\/ {_call(b, params)}")
-    return _variant(cx, "split_action", f"split:{name}", f"action {name} split into {a} \\/ {b}", e)
+    return finish(cx, "split_action", f"split:{name}", f"action {name} split into {a} \\/ {b}", e)
 
 
 @generator("split_action")

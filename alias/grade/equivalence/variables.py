@@ -15,14 +15,13 @@ from typing import Callable, Iterator
 
 import tree_sitter as ts
 
-from alias.grade.mutants import _Module, _end, _infix_symbol
+from alias.grade.mutants import _Module, _end, _infix_symbol, _walk
 from alias.grade.refinement import Encoding, Leaf, Pair, _atoms
 from alias.tla.syntax import module_info
 from alias.tla.values import Bool, ModelValue, Rec, Seq, Str, sort_key, to_tla
 
-from .base import Context, NotApplicable, Variant, generator
+from .base import Context, NotApplicable, Variant, finish, generator
 from .rewrite import Edits, Occurrence, read_as, variable_occurrences
-from .structure import _variant
 
 #: The most values a re-encoded variable (or element of one) takes; the most fields or
 #: components a split variable has, and the most variables merged into one.
@@ -100,15 +99,7 @@ def _substitute(cx: Context, e: Edits, names: list[str], read: Callable[[str], s
 
 
 def _lists_inside(node: ts.Node) -> bool:
-    return any(n.type in ("conj_list", "disj_list") for n in _iter(node))
-
-
-def _iter(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
+    return any(n.type in ("conj_list", "disj_list") for n in _walk(node))
 
 
 def _rhs(e: Edits, o: Occurrence) -> str:
@@ -184,7 +175,7 @@ def _combined(cx: Context, e: Edits, mg: _Merge, group: dict[str, Occurrence]) -
     """One assignment of the merged variable for the assignments of its parts in one conjunction."""
     prime = "" if any(o.kind == "init" for o in group.values()) else "'"
     if not prime and any(n.type == "identifier_ref" and cx.m.t(n) in mg.names
-                         for o in group.values() if o.rhs is not None for n in _iter(o.rhs)):
+                         for o in group.values() if o.rhs is not None for n in _walk(o.rhs)):
         raise _Skip("the initial predicate gives one merged variable the value of another")
     if all(o.kind in ("unchanged", "unchanged_tuple") for o in group.values()):
         return f"UNCHANGED {mg.var}"
@@ -257,7 +248,7 @@ def _merge(cx: Context, names: list[str], form: str) -> Variant | NotApplicable:
     except _Skip as s:
         return NotApplicable("merge_record", f"{vid}: {s}")
     pairs = tuple(Pair(Leaf(v), mg.leaf(v), Encoding()) for v in names)
-    return _variant(cx, "merge_record", vid, f"variables {', '.join(names)} merged into {form} {mg.var}", e,
+    return finish(cx, "merge_record", vid, f"variables {', '.join(names)} merged into {form} {mg.var}", e,
                     pairs=pairs)
 
 
@@ -342,7 +333,7 @@ def _split_var(cx: Context, v: str) -> Variant | NotApplicable:
         return NotApplicable("split_variable", f"split:{v}: {s}")
     step = "f" if isinstance(shape[0], str) else "i"
     pairs = tuple(Pair(Leaf(v, (step, k)), Leaf(n), Encoding()) for k, n in parts.items())
-    return _variant(cx, "split_variable", f"split:{v}", f"variable {v} split into {', '.join(parts.values())}", e,
+    return finish(cx, "split_variable", f"split:{v}", f"variable {v} split into {', '.join(parts.values())}", e,
                     pairs=pairs)
 
 
@@ -446,7 +437,7 @@ def _reencode(cx: Context, v: str) -> Variant | NotApplicable:
         return NotApplicable("reencode", f"reencode:{v}: {s}")
     enc = Encoding(tuple(sorted(codes, key=lambda p: sort_key(p[0]))), found[1])
     kinds = f"{type(codes[0][1]).__name__} -> {type(codes[0][0]).__name__}"
-    return _variant(cx, "reencode", f"reencode:{v}", f"variable {v} re-encoded ({kinds}{', pointwise' if found[1] else ''})",
+    return finish(cx, "reencode", f"reencode:{v}", f"variable {v} re-encoded ({kinds}{', pointwise' if found[1] else ''})",
                     e, pairs=(Pair(Leaf(v), Leaf(v), enc),))
 
 
