@@ -288,3 +288,15 @@ def test_an_instance_that_takes_a_variable_implicitly(runner):
         assert subst in v.text
         assert eq.confirm(grader, v).kept, cls
         assert BehaviorGrader(ref, runner, mappings="refinement").grade(v.side(ref)).passed, cls
+
+
+def test_search_with_an_output_dump_of_initial_states_only():
+    """An output whose profile dump is over its limits has only its initial states: the
+    search compares them with the reference's initial states, not its reachable ones
+    (else no mapping fits even an unchanged variable; /work/notes/33/repro_symmetry)."""
+    from alias.grade.refinement import Search
+
+    r = Side(["sent"], [{"sent": "{}"}, {"sent": "{p1}"}, {"sent": "{p1, p2}"}], [{"sent": "{}"}])
+    g = Side(["sent", "hist"], [{"sent": "{}", "hist": "FALSE"}], [{"sent": "{}", "hist": "FALSE"}], reachable=False)
+    found = list(Search(r, g, subset=False).matches())
+    assert found and found[0].describe() == {"leaves": {"sent": "sent"}, "auxiliary": ["hist"]}
