@@ -151,6 +151,26 @@ class Context:
         return {d for m in self.ref.author_modules if m != self.ref.system_module and f"{m}.tla" in self.ref.files
                 for d in module_info(self.ref.files[f"{m}.tla"]).definitions}
 
+    def instances(self) -> list[tuple[ts.Node, str, set[str]]]:
+        """Every INSTANCE of the system module: (node, module, the names it substitutes
+        explicitly with ``WITH``)."""
+        m, out = self.m, []
+        for u in m.units:
+            inst = u if u.type == "instance" else next((c for c in u.named_children if c.type == "instance"), None)
+            if inst is not None and inst.named_children:
+                given = {m.t(s.named_children[0]) for s in inst.named_children if s.type == "substitution"}
+                out.append((inst, m.t(inst.named_children[0]), given))
+        return out
+
+    def taken_implicitly(self, name: str) -> bool:
+        """Whether an INSTANCE takes ``name`` as a parameter by implicit substitution."""
+        for _, mod, given in self.instances():
+            text = self.ref.files.get(f"{mod}.tla")
+            info = module_info(text) if text is not None else None
+            if info is not None and name in set(info.variables) | set(info.constants) and name not in given:
+                return True
+        return False
+
     def in_proofs(self, name: str) -> bool:
         """Whether a THEOREM, proof or USE/HIDE of the system module names ``name`` (a
         variable or definition a variant changes would no longer parse there)."""

@@ -227,17 +227,21 @@ def _inline(cx: Context, name: str) -> Variant | NotApplicable:
 
 
 def _inline_candidates(cx: Context) -> list[str]:
+    """Definitions to inline: one-line operators the initial predicate or next-state
+    relation uses, not recursive, not the predicate or relation itself, and named by
+    nothing that would lose them (the cfg, another module, an INSTANCE's implicit
+    substitution)."""
     m, reach = cx.m, cx.reach()
-    out = []
-    for name, d in m.defs.items():
+    roots = {cx.definition_of(cx.init_node), cx.definition_of(cx.next_node)}
+
+    def inlinable(name: str) -> bool:
         body = m.body(name)
-        if d.type != "operator_definition" or name not in reach or name in cx.cfg_names or body is None \
-                or cx.used_elsewhere(name) or b"\n" in m.src[body.start_byte:_end(body)].strip() \
-                or name in m.reachable([body]) or name == cx.definition_of(cx.next_node) \
-                or name == cx.definition_of(cx.init_node):
-            continue
-        out.append(name)
-    return out
+        return (m.defs[name].type == "operator_definition" and name in reach and name not in roots
+                and body is not None and b"\n" not in m.src[body.start_byte:_end(body)].strip()
+                and name not in m.reachable([body]) and name not in cx.cfg_names
+                and not cx.used_elsewhere(name) and not cx.taken_implicitly(name))
+
+    return [n for n in m.defs if inlinable(n)]
 
 
 def _extract(cx: Context, name: str) -> Variant | NotApplicable:

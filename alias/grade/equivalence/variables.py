@@ -56,18 +56,13 @@ def _implicit(cx: Context, names: list[str]) -> list[tuple[ts.Node, list[str]]] 
     """The INSTANCEs of the system module with the variables of ``names`` each takes by
     implicit substitution (a parameter of the same name, no ``WITH`` for it); a reason
     string for an instance of a module not among the task's files."""
-    m, out = cx.m, []
-    for u in m.units:
-        inst = u if u.type == "instance" else next((c for c in u.named_children if c.type == "instance"), None)
-        if inst is None or not inst.named_children:
-            continue
-        mod = m.t(inst.named_children[0])
+    out = []
+    for inst, mod, given in cx.instances():
         text = cx.ref.files.get(f"{mod}.tla")
         if text is None:
             return f"instantiates {mod}, not among the task's files"
         info = module_info(text)
-        explicit = {m.t(s.named_children[0]) for s in inst.named_children if s.type == "substitution"}
-        hit = [n for n in names if n in set(info.variables) | set(info.constants) and n not in explicit]
+        hit = [n for n in names if n in set(info.variables) | set(info.constants) and n not in given]
         if hit:
             out.append((inst, hit))
     return out
