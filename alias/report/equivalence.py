@@ -1,6 +1,6 @@
 """Table J.2: the behavior grade on correct outputs written another way (issue 33).
 
-From the views of ``sql/17_equivalence_controls.sql``: per equivalence class (conjuncts
+From the views of ``sql/18_equivalence_controls.sql``: per equivalence class (conjuncts
 reordered, definitions inlined, variables merged or split, constants defined, values
 re-encoded, a history variable added, an action split) and procedure (the refinement
 mappings of the configured ``behavior`` grade; the paper's renamings, grade
