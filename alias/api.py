@@ -25,9 +25,10 @@ from alias.grade.registry import make_grades
 from alias.grade.run import GRADES, grade_sample
 from alias.stages.common import grade_tool_config
 from alias.store.db import StoreError, ensure_store
+from alias.store.settings import store_config
 from alias.tla.tools import ToolConfig
 
-__all__ = ["default_config", "grade_output", "load_test_set", "locate_store"]
+__all__ = ["default_config", "grade_output", "load_test_set", "locate_store", "settings_for"]
 
 
 def locate_store(path: str | Path) -> Path:
@@ -57,6 +58,16 @@ def load_test_set(store_or_data_dir: str | Path) -> TestSet:
         folders = SimpleNamespace(**{k: p / k for k in ("ingest", "rename", "verify", "meaningful")})
         return TestSet.load(folders, meaningful=True)
     return TestSet.from_store(locate_store(p))
+
+
+def settings_for(store_or_data_dir: str | Path) -> Config | None:
+    """The settings recorded in the store of ``store_or_data_dir`` (anything
+    :func:`locate_store` accepts; :func:`alias.store.settings.store_config`), ``None`` when
+    it records none or is a folder of stage tables."""
+    p = Path(store_or_data_dir)
+    if p.is_dir() and (p / "ingest" / "tasks.parquet").is_file() and not (p / "store").is_dir():
+        return None
+    return store_config(locate_store(p))
 
 
 def default_config() -> Config:
@@ -95,8 +106,9 @@ def grade_output(text: str, task_id: str, condition: str = "original",
     :func:`load_test_set`). ``grades``: names of registered grades
     (:func:`alias.grade.registry.grade_names`: ``parse``, ``name``, ``behavior``,
     ``tlabench``, ...), each configured from ``config``.
-    ``config``: the settings (TLA+ tools, time limits, ``grade.max_maps``; default
-    ``params.yaml`` of the working directory). ``cache_dir``: a tool-run cache folder
+    ``config``: the settings (TLA+ tools, library folders, time limits,
+    ``grade.max_maps``; default: those the store was built with (:func:`settings_for`),
+    else ``params.yaml`` of the working directory). ``cache_dir``: a tool-run cache folder
     (default none: every SANY/TLC run is fresh).
 
     Returns one dict per grade in ``grades`` order with the store's verdict columns
@@ -111,13 +123,14 @@ def grade_output(text: str, task_id: str, condition: str = "original",
     grades = tuple(grades)
     if condition not in CONDITIONS:
         raise AliasError(f"condition must be one of {', '.join(CONDITIONS)}, got {condition!r}")
-    config = config if config is not None else default_config()
+    if config is None:
+        config = settings_for(store_or_data_dir) or default_config()
     graders = make_grades(grades, config)
     refs = load_test_set(store_or_data_dir).references()
     ref = refs.get((task_id, condition))
     if ref is None:
         known = sorted({t for t, c in refs if c == condition})
-        raise AliasError(f"no {condition} reference for task {task_id!r} in {store_or_data_dir} "
+        raise AliasError(f"no {condition} reference for task {task_id!r} in the store {Path(store_or_data_dir).resolve()} "
                          f"({len(known)} tasks have one, e.g. {', '.join(known[:5]) or 'none'})")
     runner = ToolRunner(_tools(config), Path(cache_dir) if cache_dir is not None else None)
     sample = {"task_id": task_id, "condition": condition, "model": "grade-file", "sample_idx": 0, "text": text}

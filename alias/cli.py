@@ -1,5 +1,6 @@
 """The ``alias-cir`` command line: one command per DVC stage (built from
-the stage registry, :mod:`alias.stages.registry`), plus ``query`` and ``grade-file``.
+the stage registry, :mod:`alias.stages.registry`), plus ``query``, ``grade-file`` and
+``init-pipeline``.
 
 Every command reads the typed configuration once (``--params``, default ``params.yaml``).
 An error that bad input or setup causes (:class:`alias.errors.AliasError`, a missing
@@ -9,6 +10,7 @@ file) is printed as one line and exits 1.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -20,11 +22,12 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from alias.api import grade_output, locate_store
+from alias.api import grade_output, locate_store, settings_for
 from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.errors import AliasError
 from alias.grade.registry import grade_names
 from alias.grade.run import GRADES
+from alias.pipelines import DEFAULT_STAGES, init_pipeline
 from alias.stages.registry import NAMES, StageInfo, describe
 from alias.stages.registry import load as load_stage
 from alias.store.db import ensure_store
@@ -69,7 +72,8 @@ def _pipeline_hint(params_file: tuple[str, ...]) -> str:
 
 
 class _InOrder(click.Group):
-    """Commands listed in pipeline order, then ``query`` and ``grade-file``; a bad
+    """Commands listed in pipeline order, then ``query``, ``grade-file`` and
+    ``init-pipeline``; a bad
     argument (``--limit -1``, an unknown option) is one line on stderr and exit status 2."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -225,18 +229,23 @@ def _grade_list(_ctx, _param, value: str) -> list[str]:
 @click.option("--condition", type=click.Choice(CONDITIONS), default="original", show_default=True)
 @click.option("--grades", default=",".join(GRADES), show_default=True, callback=_grade_list,
               help=f"Comma-separated registered grades ({', '.join(grade_names())}).")
-@click.option("--store", default=None, help="DuckDB store or data folder (default: paths.store of --params).")
+@click.option("--store", default=None, help="DuckDB store or data folder (default: paths.store of --params); "
+              "graded with the settings it was built with unless --params is given.")
 @click.option("--json", "as_json", is_flag=True, help="Print the verdicts as JSON.")
-@_PARAMS
+@click.option("--params", "params_file", default=(), multiple=True, type=click.Path(dir_okay=False),
+              help=_PARAMS_HELP + " Default: the settings the store was built with, else params.yaml.")
 def grade_file(file: str, task_id: str, condition: str, grades: list[str], store: str | None, as_json: bool,
                params_file: tuple[str, ...]) -> None:
     """Grade one model output FILE (raw text: fences, prose and Unicode are handled) by
     registered grades (parse, name, behavior, tlabench, ...) against a task of the built
     test set."""
-    config = _config(params_file)
     text = Path(file).read_text(encoding="utf-8", errors="replace")
-    where = store or _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
-    verdicts = _guard(lambda: grade_output(text, task_id, condition, where, grades, config=config))
+    if store is None:
+        config = _config(params_file or ("params.yaml",))
+        store = _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
+    else:
+        config = _config(params_file) if params_file else _guard(lambda: settings_for(store)) or _config(("params.yaml",))
+    verdicts = _guard(lambda: grade_output(text, task_id, condition, store, grades, config=config))
     if as_json:
         click.echo(json.dumps(verdicts, indent=2, default=str))
         return
@@ -248,6 +257,32 @@ def grade_file(file: str, task_id: str, condition: str, grades: list[str], store
     for v in verdicts:
         table.add_row(*["" if v.get(k) is None else str(v.get(k)) for k in keys])
     _console().print(table)
+
+
+@main.command("init-pipeline")
+@click.argument("name")
+@click.option("--corpus", "corpus", required=True, type=click.Path(exists=True, file_okay=False),
+              help="A folder of .tla/.cfg files (corpus.kind: folder).")
+@click.option("--library", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help="A library module folder for TLC (repeat for several).")
+@click.option("--descriptions", default=None, type=click.Path(exists=True, dir_okay=False),
+              help="A JSON file of descriptions: {module: text} or TLA+-Bench's format.")
+@click.option("--timeout", "timeout_s", default=None, type=click.FloatRange(min=0, min_open=True),
+              help="TLC time limit per run in seconds (tla.timeout_s; the original's run over it is "
+                   "excluded as tlc_original_timeout).")
+@click.option("--stages", default=",".join(DEFAULT_STAGES), show_default=True,
+              help="Comma-separated stages of the repository's dvc.yaml.")
+@click.option("--root", default=".", type=click.Path(exists=True, file_okay=False),
+              help="The repository (holding dvc.yaml and params.yaml).")
+@click.option("--force", is_flag=True, help="Write the folder again if it exists.")
+def init_pipeline_command(name: str, corpus: str, library: tuple[str, ...], descriptions: str | None,
+                          timeout_s: float | None, stages: str, root: str, force: bool) -> None:
+    """Write pipelines/NAME (dvc.yaml, params.yaml) for a folder of TLA+ specifications;
+    then `cd pipelines/NAME && dvc repro`."""
+    keep = tuple(s.strip() for s in stages.split(",") if s.strip())
+    folder = _guard(lambda: init_pipeline(root, name, corpus, library=library, descriptions=descriptions,
+                                          timeout_s=timeout_s, stages=keep, force=force))
+    click.echo(f"wrote {folder}/params.yaml and dvc.yaml; run: cd {Path(os.path.relpath(folder))} && dvc repro")
 
 
 if __name__ == "__main__":  # pragma: no cover

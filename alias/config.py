@@ -17,6 +17,7 @@ repository root under ``dvc repro``); times are seconds; memory is MiB.
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import re
 import types
 import typing
@@ -32,11 +33,14 @@ __all__ = [
     "ConfigError", "Config", "Paths", "CorpusConfig", "TlaConfig", "RenameConfig", "GradeConfig",
     "ControlsConfig", "EquivalenceConfig", "ModelEntry", "MeaningfulConfig", "ReportConfig", "ReportExposureEntry",
     "LoraConfig", "ExposureGenerateConfig", "LoglikConfig", "TinyModelConfig", "ExposureConfig", "ContinuationConfig",
-    "GenerateConfig", "load_config", "config_from_dict", "BACKENDS", "CONDITIONS",
+    "GenerateConfig", "load_config", "config_from_dict", "config_to_dict", "rebase", "BACKENDS", "CONDITIONS",
+    "CORPUS_KINDS",
 ]
 
 #: Model backends a model entry may name (see :mod:`alias.generate.registry`).
 BACKENDS = ("anthropic", "openai", "local", "replay", "lexicon")
+#: Corpus layouts ``corpus.kind`` may name (the registry :data:`alias.corpus.layouts.LAYOUTS`).
+CORPUS_KINDS = ("examples", "tlabench", "folder")
 #: The renaming conditions (Methods): original names, CIR-random names, meaningful names.
 CONDITIONS = ("original", "random", "meaningful")
 #: Settings each backend needs (a model entry without one is a ConfigError).
@@ -75,6 +79,7 @@ def _require(ok: bool, field: str, message: str) -> None:
 class Paths:
     """Where each stage writes (``dvc.yaml`` reads the same keys as ``${paths.X}``)."""
 
+    checked: Path
     ingest: Path
     rename: Path
     verify: Path
@@ -101,8 +106,8 @@ class Paths:
 @dataclass(frozen=True)
 class CorpusConfig:
     """The corpus read by ``ingest`` (Methods "Test set"): ``kind`` ``examples`` (the TLA+
-    Examples layout) or ``tlabench`` (TLA+-Bench's release layout; ``ids`` a JSON list of
-    spec ids to keep, empty = all)."""
+    Examples layout), ``tlabench`` (TLA+-Bench's release layout; ``ids`` a JSON list of
+    spec ids to keep, empty = all) or ``folder`` (any folder of ``.tla``/``.cfg`` files)."""
 
     kind: str
     path: Path
@@ -112,7 +117,7 @@ class CorpusConfig:
     max_expected_runtime_s: float
 
     def check(self) -> None:
-        _require(self.kind in ("examples", "tlabench"), "kind", f"must be examples or tlabench, got {self.kind!r}")
+        _require(self.kind in CORPUS_KINDS, "kind", f"must be one of {', '.join(CORPUS_KINDS)}, got {self.kind!r}")
         _require(self.max_expected_runtime_s > 0, "max_expected_runtime_s", "must be > 0")
 
 
@@ -586,6 +591,40 @@ def _build(cls: type, data: Any, key: str) -> Any:
             field, message = e.args
             raise ConfigError(f"{_join(key, field)}: {message}") from None
     return obj
+
+
+def config_to_dict(config: Any) -> Any:
+    """A :class:`Config` (or any of its sections) as the plain data of ``params.yaml``:
+    paths as strings, tuples as lists, unset optional settings left out;
+    ``config_from_dict(config_to_dict(c)) == c``."""
+    if is_dataclass(config):
+        out = {}
+        for f in fields(config):
+            v = getattr(config, f.name)
+            if v is not None or not _is_optional(typing.get_type_hints(type(config))[f.name]):
+                out[f.name] = config_to_dict(v)
+        return out
+    if isinstance(config, Mapping):
+        return {str(k): config_to_dict(v) for k, v in config.items()}
+    if isinstance(config, (list, tuple)):
+        return [config_to_dict(v) for v in config]
+    return str(config) if isinstance(config, Path) else config
+
+
+def rebase(config: Config, base: str | Path) -> Config:
+    """``config`` with its relative paths (``paths``, ``corpus.path``, ``corpus.library``,
+    ``corpus.descriptions``, ``corpus.ids``, ``tla.jar``) taken as relative to the folder
+    ``base`` (where the settings were read: a pipeline folder) instead of the working
+    directory."""
+    base = Path(base)
+
+    def at(p: str) -> str:
+        return p if not p or Path(p).is_absolute() else str(base / p)
+
+    corpus = dataclasses.replace(config.corpus, path=base / config.corpus.path, library=tuple(map(at, config.corpus.library)),
+                                 descriptions=at(config.corpus.descriptions), ids=at(config.corpus.ids))
+    return dataclasses.replace(config, paths=config.paths.under(base), corpus=corpus,
+                               tla=dataclasses.replace(config.tla, jar=at(config.tla.jar)))
 
 
 def _join(key: str, name: str) -> str:

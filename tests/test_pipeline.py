@@ -284,7 +284,7 @@ def test_console_script_is_alias_cir():
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "grade-file" in out.stdout and "generate-provider" in out.stdout
     lines = [ln.split()[0] for ln in out.stdout.split("Commands:")[1].splitlines() if ln.strip()]
-    assert lines[:3] == ["ingest", "rename", "verify"]  # pipeline order
+    assert lines[:4] == ["check-params", "ingest", "rename", "verify"]  # pipeline order
 
 
 @pytest.mark.parametrize("argv", [["query", "--limit", "-1", "SELECT 1"], ["query", "--limit", "0", "SELECT 1"],

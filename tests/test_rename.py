@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from alias.rename.cir import leftover_identifiers, rename_task
+from alias.rename.corpus import with_comments_renamed
 from alias.rename.descriptions import rename_description
 from alias.rename.names import RESERVED, NameGenerator, RenameError
 from alias.tla.syntax import parse
@@ -316,14 +317,20 @@ def test_leftover_scan():
     assert not any(name == "Extra" for _, name, _ in left)
 
 
-def test_comments_left_alone():
-    text = ("---- MODULE C ----\n(* Foo is great\n--algorithm a\nvariables Foo = 1;\n"
-            "begin\n  L: skip;\nend algorithm; *)\n\\* Foo again\nFoo == 1\n====\n")
+def test_comments_renamed_by_whole_words_pluscal_too():
+    """Comments follow the renaming (alias.rename.comments): prose, PlusCal code and
+    the cfg; a lowercase English word stays in prose, a PlusCal string stays."""
+    text = ("---- MODULE C ----\n(* Foo is great, leader too; Foos is not Foo\n--algorithm a\n"
+            "variables Foo = 1, leader = \"Foo\";\nbegin\n  L: skip;\nend algorithm; *)\n"
+            "VARIABLE leader\n\\* Foo again\nFoo == 1\nInit == leader = 0\n====\n")
     assert not parse(text).root_node.has_error
-    r = rename_task({"C": text}, None, None, 0, "c")
+    r = with_comments_renamed(rename_task({"C": text}, None, "INIT Init \\* Init, leader and Foo\n", 0, "c"))
     t = r.modules[r.mapping["C"]]
-    assert "(* Foo is great\n--algorithm a\nvariables Foo = 1;" in t and "\\* Foo again" in t
-    assert f"{r.mapping['Foo']} == 1" in t
+    foo, leader = r.mapping["Foo"], r.mapping["leader"]
+    assert f"(* {foo} is great, leader too; Foos is not {foo}\n" in t
+    assert f"variables {foo} = 1, {leader} = \"Foo\";" in t and f"\\* {foo} again" in t
+    assert f"{foo} == 1" in t
+    assert r.cfg_text == f"INIT {r.mapping['Init']} \\* {r.mapping['Init']}, leader and {foo}\n"
 
 
 # ------------------------------------------------------------------ descriptions

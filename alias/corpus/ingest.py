@@ -305,19 +305,20 @@ class Corpus:
             self.folder_meta[folder] = meta
             listed = {m["path"]: m for m in meta.get("modules", [])}
             for tla in sorted(mf.parent.rglob("*.tla")):
-                rel = str(tla.relative_to(self.root))
-                asc = ascii_module(tla.read_text(encoding="utf-8", errors="replace"), tla.name)
-                text = asc.text
-                info = module_info(text)
-                entry = listed.get(rel, {})
-                cm = CorpusModule(
-                    name=info.name or tla.stem, path=tla, rel=rel, folder=folder, info=info,
-                    text=text, models=list(entry.get("models", [])), ascii_symbols=asc.symbols,
-                    unicode_error=asc.error,
-                )
-                cm.features = list(entry.get("features", []))  # type: ignore[attr-defined]
-                self.modules[rel] = cm
-                self.by_folder.setdefault(folder, []).append(cm)
+                self.add_module(tla, folder, listed.get(str(tla.relative_to(self.root)), {}))
+
+    def add_module(self, tla: Path, folder: str, entry: dict) -> CorpusModule:
+        """Read the module file ``tla`` (:func:`ascii_module`) into :attr:`modules` and
+        :attr:`by_folder`; ``entry``: its manifest entry (models, features) or ``{}``."""
+        rel = str(tla.relative_to(self.root))
+        asc = ascii_module(tla.read_text(encoding="utf-8", errors="replace"), tla.name)
+        info = module_info(asc.text)
+        cm = CorpusModule(name=info.name or tla.stem, path=tla, rel=rel, folder=folder, info=info, text=asc.text,
+                          models=list(entry.get("models", [])), ascii_symbols=asc.symbols, unicode_error=asc.error)
+        cm.features = list(entry.get("features", []))  # type: ignore[attr-defined]
+        self.modules[rel] = cm
+        self.by_folder.setdefault(folder, []).append(cm)
+        return cm
 
     # -- module resolution -------------------------------------------------
     def resolve(self, name: str, near: CorpusModule) -> CorpusModule | None:
@@ -461,30 +462,43 @@ def _candidate_row(cm: Any, model: dict, corpus: "Corpus", max_expected_runtime_
             row["manifest_runtime_s"] is None or row["manifest_runtime_s"] > max_expected_runtime_s):
         row.update(reason="too_slow", detail=f"manifest runtime {model.get('runtime')} > {max_expected_runtime_s} s")
     else:
-        mods, lib, missing = corpus.closure(cm)
-        row["_closure"] = (mods, lib)
-        unicode = [m.unicode_error for m in mods if m.unicode_error]
-        unicode += [e for e in (corpus.library_module(n).error for n in lib) if e]
-        converted = [f"{m.rel} ({m.ascii_symbols})" for m in mods if m.ascii_symbols]
-        converted += [f"{n}.tla ({corpus.library_module(n).symbols})" for n in lib if corpus.library_module(n).symbols]
-        if missing:
-            row.update(reason="missing_module", detail=",".join(missing))
-        elif unicode:
-            row.update(reason="unicode_symbols", detail="; ".join(unicode))
-        elif converted:
-            row["detail"] = "Unicode symbols converted to ASCII: " + ", ".join(converted)
+        closure_check(row, cm, corpus)
     return row
 
 
-def _choose_tasks(cand_rows: list[dict]) -> None:
-    """One task per system module: the fastest eligible model, then the cfg named like its
-    module; the other eligible models are excluded as ``duplicate_model``."""
+def closure_check(row: dict, cm: Any, corpus: "Corpus") -> None:
+    """Record in a candidate ``row`` the module closure of its model module ``cm`` (under
+    ``_closure``) and the reason it cannot be checked: ``missing_module`` (an import found
+    nowhere) or ``unicode_symbols``; the modules whose Unicode was converted go to
+    ``detail``."""
+    mods, lib, missing = corpus.closure(cm)
+    row["_closure"] = (mods, lib)
+    unicode = [m.unicode_error for m in mods if m.unicode_error]
+    unicode += [e for e in (corpus.library_module(n).error for n in lib) if e]
+    converted = [f"{m.rel} ({m.ascii_symbols})" for m in mods if m.ascii_symbols]
+    converted += [f"{n}.tla ({corpus.library_module(n).symbols})" for n in lib if corpus.library_module(n).symbols]
+    if missing:
+        row.update(reason="missing_module", detail=",".join(missing))
+    elif unicode:
+        row.update(reason="unicode_symbols", detail="; ".join(unicode))
+    elif converted:
+        row["detail"] = "Unicode symbols converted to ASCII: " + ", ".join(converted)
+
+
+def _fastest(r: dict) -> tuple:
+    return r["manifest_runtime_s"] or 0, Path(r["cfg_path"]).stem != r["model_module"], r["cfg_path"]
+
+
+def choose_tasks(cand_rows: list[dict], key=_fastest) -> None:
+    """One task per system module: the first eligible model by ``key`` (default: the
+    fastest by the manifest, then the cfg named like its module); the other eligible
+    models are excluded as ``duplicate_model``."""
     by_system: dict[str, list[dict]] = {}
     for r in cand_rows:
         if r["reason"] is None:
             by_system.setdefault(r["system_module_path"], []).append(r)
     for rows in by_system.values():
-        rows.sort(key=lambda r: (r["manifest_runtime_s"] or 0, Path(r["cfg_path"]).stem != r["model_module"], r["cfg_path"]))
+        rows.sort(key=key)
         rows[0]["status"] = "task"
         for r in rows[1:]:
             r["reason"] = "duplicate_model"
@@ -503,12 +517,14 @@ def _description(sysm: Any, desc: dict) -> tuple[str, str, str | None]:
     return render_description(fields), source, json.dumps(fields, sort_keys=True)
 
 
-def _task_rows(r: dict, corpus: "Corpus", desc: dict) -> tuple[dict, list[dict]]:
-    """The ``tasks`` row of a chosen candidate and the ``modules`` rows it needs."""
+def task_rows(r: dict, corpus: "Corpus", desc: dict, describe=None) -> tuple[dict, list[dict]]:
+    """The ``tasks`` row of a chosen candidate and the ``modules`` rows it needs;
+    ``describe(system module, candidate row)`` gives ``(description, source, fields JSON)``
+    (default: the TLA+-Bench file ``desc``, else the module's comments)."""
     mods, lib = r["_closure"]
     model_mod = mods[0]
     sysm = corpus.modules[r["system_module_path"]]
-    text, source, fields_json = _description(sysm, desc)
+    text, source, fields_json = describe(sysm, r) if describe else _description(sysm, desc)
     task = {k: r[k] for k in ("task_id", "folder", "wrapper_module", "cfg_path", "expected_distinct_states",
                               "expected_states_generated", "expected_depth", "manifest_runtime_s")}
     task |= {"system_module": sysm.name, "system_module_path": sysm.rel, "model_module": model_mod.name,
@@ -532,7 +548,7 @@ def _task_rows(r: dict, corpus: "Corpus", desc: dict) -> tuple[dict, list[dict]]
     return task, modules
 
 
-def _role_rows(corpus: "Corpus", cand_rows: list[dict]) -> list[dict]:
+def role_rows(corpus: "Corpus", cand_rows: list[dict]) -> list[dict]:
     """Corpus-wide system / wrapper / utility / other label of every module."""
     imported_by: dict[str, set[str]] = {}
     for cm in corpus.modules.values():
@@ -571,26 +587,26 @@ def ingest(
     desc = load_descriptions(descriptions)
     cand_rows = [_candidate_row(cm, model, corpus, max_expected_runtime_s)
                  for cm in corpus.modules.values() for model in cm.models]
-    _choose_tasks(cand_rows)
-    task_rows, module_rows = [], []
+    choose_tasks(cand_rows)
+    task_list, module_rows = [], []
     for r in cand_rows:
         if r["status"] == "task":
-            task, mods = _task_rows(r, corpus, desc)
-            task_rows.append(task)
+            task, mods = task_rows(r, corpus, desc)
+            task_list.append(task)
             module_rows += mods
             if progress:
                 progress()
-    role_rows = _role_rows(corpus, cand_rows)
+    roles = role_rows(corpus, cand_rows)
     for r in cand_rows:
         r.pop("_closure", None)
     for name in corpus.without_manifest:
         print(f"warning: {name}: no manifest.json; its modules are not candidates", file=sys.stderr)
-    if desc and not any(r["description_source"].startswith("tlabench") for r in task_rows):
+    if desc and not any(r["description_source"].startswith("tlabench") for r in task_list):
         print("warning: the description file matched no task; every description comes from module comments",
               file=sys.stderr)
     return {
         "candidates": pd.DataFrame(cand_rows).sort_values(["folder", "model_module_path", "cfg_path"]).reset_index(drop=True),
-        "tasks": pd.DataFrame(task_rows).sort_values("task_id").reset_index(drop=True) if task_rows else pd.DataFrame(task_rows),
+        "tasks": pd.DataFrame(task_list).sort_values("task_id").reset_index(drop=True) if task_list else pd.DataFrame(task_list),
         "modules": pd.DataFrame(module_rows),
-        "module_roles": pd.DataFrame(role_rows).sort_values("path").reset_index(drop=True),
+        "module_roles": pd.DataFrame(roles).sort_values("path").reset_index(drop=True),
     }

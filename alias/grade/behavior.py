@@ -1051,7 +1051,50 @@ class BehaviorGrader:
         v.attempts.append(f"data graph on {data}: {'equivalent' if same else 'differs: ' + str(witness)[:200]}")
         if not same:
             v.reason = "data_graph_differs"
-        return same
+            return False
+        return self._data_properties(files, model, name if shape is not None else None, v)
+
+    def data_properties(self) -> list[int]:
+        """Indexes of the cfg's PROPERTY entries that mention no control-label variable
+        (through R's definitions, transitively): what the data-graph comparison, which
+        sees safety only, checks with TLC too."""
+        if "data_props" not in self._shared:
+            uses = {}
+            for t in visible_closure(self.ref.model_module, self.ref.files):
+                uses.update(definition_names_used(t))
+            control = set(self.r_control)
+            self._shared["data_props"] = [i for i, p in enumerate(self.cfg.properties)
+                                          if not _uses_any(p, {"R": uses}, control) and p not in control]
+        return self._shared["data_props"]
+
+    def _data_properties(self, files: dict[str, str], model: str, spec_name: str | None, v: BehaviorVerdict) -> bool:
+        """TLC runs the output and checks the cfg's properties that mention no control
+        variable (:meth:`data_properties`): a data-graph pass must keep R's liveness."""
+        props = self.data_properties()
+        if not props:
+            return True
+        cfg = self.cfg
+        defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
+        defs += [f"AliasRefProp{i} == {cfg.properties[i]}" for i in props]
+        c = self._cfg_base()
+        c.check_deadlock = False
+        c.properties = [f"AliasRefProp{i}" for i in props]
+        if spec_name is not None:
+            defs.append(f"AliasGSpec == AliasG!{spec_name}")
+            c.specification, c.init, c.next = "AliasGSpec", None, None
+        else:
+            defs += ["AliasGInit == AliasG!AliasOutInit", "AliasGNext == AliasG!AliasOutNext"]
+            c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
+        consts, own = self._output_overrides(files)
+        c.constants += consts
+        files = dict(files)
+        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
+        text, flags = self._write(c)
+        res = self._tlc(files, FORWARD, text, flags, "data_properties")
+        v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}: {res.kind}")
+        if not res.passed:
+            v.reason, v.error_text = f"data_properties_{res.kind}", res.detail
+        return res.passed
 
 
 def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]) -> bool:
@@ -1062,10 +1105,10 @@ def _uses_any(name: str, uses: dict[str, dict[str, set[str]]], targets: set[str]
     todo, seen = [name], set()
     while todo:
         d = todo.pop()
+        if d in targets:  # a definition, or a name no module defines (a variable)
+            return True
         if d in seen or d not in defined:
             continue
-        if d in targets:
-            return True
         seen.add(d)
         todo += defined[d]
     return False

@@ -238,7 +238,29 @@ class Refiner:
         same, w = gr.sg.equivalent_observable(gr.sg.project(rg, data), gr.sg.project(pg, data))
         v.attempts.append(f"data graph {m.describe()['leaves']}: {'equivalent' if same else 'differs: ' + str(w)[:200]}")
         v.forward = v.reverse = "graph_equivalent" if same else "graph_differs"
-        return None if same else "data_graph_differs"
+        if not same:
+            return "data_graph_differs"
+        return self._data_properties(st, ref, exprs)
+
+    def _data_properties(self, st: Staged, ref: Refinement, exprs: dict[str, str]) -> str | None:
+        """TLC runs the product and checks the cfg's properties that mention no control
+        variable (the data graphs compare safety only): None when they hold."""
+        gr = self.gr
+        props = gr.data_properties()
+        if not props:
+            return None
+        body = self._product(st, exprs) + [f"AliasRefProp{i} == {gr.cfg.properties[i]}" for i in props]
+        files, c = self._root(st, FORWARD, ref, body)
+        c.specification, c.init, c.next = "AliasFSpec", None, None
+        c.properties = [f"AliasRefProp{i}" for i in props]
+        c.check_deadlock = False
+        text, flags = gr._write(c)
+        res = gr._tlc(files, FORWARD, text, flags, "data_properties_refinement")
+        self.v.attempts.append(f"data graph properties: {res.kind}")
+        if res.passed:
+            return None
+        self.v.error_text = res.detail
+        return f"data_properties_{res.kind}"
 
     def run_data_graph(self, g_vars: list[str], g_consts: list[str], limit: int) -> str | None:
         """:meth:`data_graph` over the mappings of R's data variables the dumps allow."""

@@ -54,9 +54,16 @@ def rename_description(text: str, mapping: dict[str, str], cfg_names: set[str],
     sub = description_names(mapping, cfg_names, module_names)
     if not sub:
         return text
-    alts = "|".join(re.escape(k) for k in sorted(sub, key=lambda k: (-len(k), k)))
-    pat = re.compile(
-        r"(?:(?<![A-Za-z0-9_])(?<![A-Za-z0-9]-)|" + _TOOLBOX_INDEX + r")(?:" + alts
-        + r")(?![A-Za-z0-9_])(?!-[A-Za-z0-9])"
-    )
-    return pat.sub(lambda m: sub[m.group(0)], text)
+    return name_pattern(sub).sub(lambda m: sub[m.group(0)], text)
+
+
+def name_pattern(names, *, hyphenated: bool = True) -> re.Pattern:
+    """The whole-word pattern of ``names`` (module docstring): longer names first, no
+    letter, digit or underscore on either side, and a name glued to a Toolbox
+    annotation's index matched too; with ``hyphenated`` a hyphenated word is left whole
+    (``Bakery-Boulangerie``; descriptions), without it each part is a word (comments).
+    ``names`` must not be empty."""
+    alts = "|".join(re.escape(k) for k in sorted(names, key=lambda k: (-len(k), k)))
+    before, after = (r"(?<![A-Za-z0-9]-)", r"(?!-[A-Za-z0-9])") if hyphenated else ("", "")
+    return re.compile(r"(?:(?<![A-Za-z0-9_])" + before + "|" + _TOOLBOX_INDEX + r")(?:" + alts
+                      + r")(?![A-Za-z0-9_])" + after)

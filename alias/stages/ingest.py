@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from alias.config import Config, Paths
-from alias.corpus.ingest import ingest
-from alias.corpus.tlabench import ingest_tlabench
+from alias.corpus.layouts import ingest_corpus
 from alias.progress import progress_bar
 from alias.store.db import write_table
 from alias.store.models import Candidate, Module, ModuleRole, Task
@@ -16,15 +15,10 @@ TABLES = {"candidates": Candidate, "tasks": Task, "modules": Module, "module_rol
 
 
 def run(config: Config, paths: Paths) -> dict[str, Any]:
-    """Ingest ``config.corpus`` (the Examples or the TLA+-Bench layout) into
-    ``paths.ingest/*.parquet``; returns the counts."""
-    c = config.corpus
+    """Ingest ``config.corpus`` (by its layout ``corpus.kind``: examples, tlabench or
+    folder) into ``paths.ingest/*.parquet``; returns the counts."""
     with progress_bar("ingest") as bar:
-        if c.kind == "tlabench":
-            tables = ingest_tlabench(c.path, c.ids or None, c.library, progress=bar.advance)
-        else:
-            tables = ingest(c.path, c.descriptions or None, list(c.library), c.max_expected_runtime_s,
-                            progress=bar.advance)
+        tables = ingest_corpus(config.corpus, bar.advance)
     for name, model in TABLES.items():
         write_table(tables[name], model, paths.ingest / f"{name}.parquet")
     cand, tasks = tables["candidates"], tables["tasks"]

@@ -1,5 +1,5 @@
-"""Build the DuckDB store (paths.store) from the stage tables and the sql/ views, and its
-snapshot (paths.snapshot)."""
+"""Build the DuckDB store (paths.store) from the stage tables, the sql/ views and the
+settings, and its snapshot (paths.snapshot)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,19 @@ from typing import Any
 from alias.config import Config, Paths
 from alias.report.exposure import exposure_arm_rows
 from alias.store.db import build_store, export_store
+from alias.store.settings import settings_rows
 
 NAME = "load"
 
 
 def run(config: Config, paths: Paths) -> dict[str, Any]:
     """Load every stage table into ``paths.store`` and create the views; the
-    ``exposure_arms`` table also gets the rows of ``report.exposure``. The snapshot
+    ``exposure_arms`` table also gets the rows of ``report.exposure``, ``store_settings``
+    the settings it is built with (every section: ``grade-file`` reads them). The snapshot
     (``paths.snapshot``: every table as Parquet plus the views, byte-stable) is the DVC
     output; the DuckDB file is rebuilt from it where missing. Returns rows per table."""
     folders = {f.name: getattr(paths, f.name) for f in dataclasses.fields(paths)}
-    build_store(paths.store, folders, paths.sql, tables={"exposure_arms": exposure_arm_rows(config.report.exposure)})
+    rows = {"exposure_arms": exposure_arm_rows(config.report.exposure),
+            "store_settings": settings_rows(config, paths.snapshot, paths.store)}
+    build_store(paths.store, folders, paths.sql, tables=rows)
     return export_store(paths.store, paths.snapshot, paths.sql)

@@ -17,8 +17,8 @@ __all__ = ["NAMES", "StageInfo", "describe", "load"]  # and STAGES (module __get
 
 #: Stage names in pipeline order; stage ``X`` is the module ``alias.stages.X``.
 NAMES: tuple[str, ...] = (
-    "ingest", "rename", "verify", "identifiers", "controls", "meaningful", "tiny_model", "generate_local",
-    "generate_provider", "generate_replay", "continuation", "exposure", "grade", "load", "report")
+    "check_params", "ingest", "rename", "verify", "identifiers", "controls", "meaningful", "tiny_model", "generate_local",
+    "generate_provider", "generate_replay", "continuation", "exposure", "grade", "load", "report", "audit")
 
 
 @dataclass(frozen=True)

@@ -99,6 +99,7 @@ class RenamedTask(SQLModel, table=True):
     description: Optional[str] = None
     n_renamed: int = 0
     n_leftover: int = 0
+    n_kept_english: Optional[int] = None
     text_similarity: Optional[float] = None
 
 
@@ -113,6 +114,23 @@ class RenamedModule(SQLModel, table=True):
     path: str
     text: str
     sha256: str
+
+
+class LeftoverName(SQLModel, table=True):
+    """An original name still in a renamed copy (:mod:`alias.rename.comments`): ``place``
+    module_code | module_comment | module_string | cfg | cfg_comment | description,
+    ``file`` (the renamed module's file, ``cfg`` or ``description``), ``n`` occurrences
+    from ``first_line``; ``kept`` the reason it stays on purpose (english_word,
+    string_value, description_rule), NULL for a leftover."""
+
+    __tablename__ = "leftover_names"
+    task_id: str = Field(primary_key=True)
+    place: str = Field(primary_key=True)
+    file: str = Field(primary_key=True)
+    name: str = Field(primary_key=True)
+    kept: Optional[str] = None
+    n: int
+    first_line: Optional[int] = None
 
 
 class RenameMapRow(SQLModel, table=True):
@@ -507,6 +525,20 @@ class ExternalVerdict(SQLModel, table=True):
     gen_module: Optional[str] = None
 
 
+class StoreSetting(SQLModel, table=True):
+    """The settings a store was built with (written by ``load``): ``name`` ``params``,
+    ``value`` the merged ``params.yaml`` as JSON; ``base_from_snapshot`` and
+    ``base_from_store``: the folder the settings' relative paths start from (where the
+    pipeline ran), relative to the snapshot folder and to the DuckDB file's folder.
+    ``grade-file`` and ``alias.grade_output`` grade against a store with these settings."""
+
+    __tablename__ = "store_settings"
+    name: str = Field(primary_key=True)
+    value: str
+    base_from_snapshot: str
+    base_from_store: str
+
+
 #: The Parquet file(s) that fill each table: ``(paths key, file name or glob pattern)``
 #: pairs, the key naming a folder of :class:`alias.config.Paths` (``params.yaml``
 #: ``paths:``). A file may lack a column that is nullable in the table: it is loaded as
@@ -520,6 +552,7 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "renamed_tasks": (RenamedTask, (("rename", "renamed_tasks.parquet"),)),
     "renamed_modules": (RenamedModule, (("rename", "renamed_modules.parquet"),)),
     "rename_map": (RenameMapRow, (("rename", "rename_map.parquet"),)),
+    "leftover_names": (LeftoverName, (("rename", "leftover_names.parquet"),)),
     "tlc_runs": (TlcRun, (("verify", "tlc_runs.parquet"),)),
     "test_set": (Membership, (("verify", "test_set.parquet"),)),
     "identifiers": (Identifier, (("identifiers", "identifiers.parquet"),)),
@@ -541,4 +574,6 @@ TABLE_SOURCES: dict[str, tuple[type[SQLModel], tuple[tuple[str, str], ...]]] = {
     "training_log": (TrainingStep, (("exposure", "training_log.parquet"),)),
     "exposure_adapters": (ExposureAdapter, (("exposure", "adapters.parquet"),)),
     "external_verdicts": (ExternalVerdict, (("samples", "*/external_verdicts.parquet"),)),
+    # the rows of the load stage's own settings (alias.store.settings)
+    "store_settings": (StoreSetting, ()),
 }

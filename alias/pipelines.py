@@ -1,0 +1,146 @@
+"""Pipeline folders (``pipelines/<name>/``): a ``params.yaml`` with only what differs from
+the repository's and a ``dvc.yaml`` written from the repository's ``dvc.yaml``
+(README "The real corpus", "Your own specifications").
+
+:func:`pipeline_yaml` is the one generator (``pipelines/make_pipeline.py`` and
+``alias-cir init-pipeline`` call it): the listed stages, their code deps one level up
+(``../../alias/...``), the data deps of the stages the folder has, each params key declared
+in the file(s) that set it, and every command run with both params files
+(``--params ../../params.yaml --params params.yaml``). :func:`init_pipeline` writes a
+new folder for a folder of ``.tla``/``.cfg`` files (``corpus.kind: folder``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import yaml
+
+from alias.errors import AliasError
+
+__all__ = ["PRODUCES", "DEFAULT_STAGES", "pipeline_yaml", "stages_of", "init_pipeline", "params_yaml"]
+
+#: The ``paths`` key of each stage's output folder.
+PRODUCES = {"check_params": "checked", "ingest": "ingest", "rename": "rename", "verify": "verify",
+            "identifiers": "identifiers", "controls": "controls", "meaningful": "meaningful",
+            "tiny_model": "tiny_model", "generate_local": "samples", "generate_provider": "samples",
+            "generate_replay": "samples", "continuation": "continuation", "exposure": "exposure", "grade": "grades",
+            "load": "snapshot", "audit": "reports"}
+#: The stages of a new pipeline folder: the test set, the store, the reports and the audit.
+DEFAULT_STAGES = ("check_params", "ingest", "rename", "verify", "identifiers", "load", "report", "audit")
+_FLAGS = " --params ../../params.yaml --params params.yaml"
+
+
+def _has(tree: dict, dotted: str) -> bool:
+    for part in dotted.split("."):
+        if not isinstance(tree, dict) or part not in tree:
+            return False
+        tree = tree[part]
+    return True
+
+
+def _params(keys: list[str], profile: dict, base: dict) -> list:
+    own = [k for k in keys if _has(profile, k.replace(".${key}", ""))]
+    inherited = [k for k in keys if "${key}" not in k and _has(base, k)]
+    return own + ([{"../../params.yaml": inherited}] if inherited else [])
+
+
+def _stage(body: dict, have: set[str], profile: dict, base: dict) -> dict:
+    out = dict(body)
+    out["cmd"] = body["cmd"] + _FLAGS
+    deps = []
+    for d in body.get("deps", []):
+        m = re.fullmatch(r"\$\{paths\.(\w+)\}(/.*)?", d)
+        if m is None and not d.startswith("${item"):
+            deps.append("../../" + d)
+        elif m is None or m.group(1) in have:
+            deps.append(d)
+    out["deps"] = deps
+    out["params"] = _params(body.get("params", []), profile, base)
+    return out
+
+
+def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]) -> str:
+    """The text of ``<repo>/pipelines/<name>/dvc.yaml`` for the stages ``keep``, from the
+    repository's ``dvc.yaml`` and the folder's ``params.yaml``."""
+    repo = Path(repo)
+    root = yaml.safe_load((repo / "dvc.yaml").read_text())
+    profile = yaml.safe_load((repo / "pipelines" / name / "params.yaml").read_text())
+    base = yaml.safe_load((repo / "params.yaml").read_text())
+    have = {PRODUCES[k] for k in keep if k in PRODUCES} | {"sql", "store", "reports"}
+    stages = {}
+    for st in keep:
+        s = root["stages"][st]
+        body = _stage(s.get("do", s), have, profile, base)
+        stages[st] = {"foreach": s["foreach"], "do": body} if "do" in s else body
+    header = (f"# The {name} pipeline: `cd pipelines/{name} && dvc repro` (README). Written by\n"
+              f"# `python pipelines/make_pipeline.py {name} {','.join(keep)}`\n"
+              "# from the repository's dvc.yaml; do not edit by hand.\n")
+    return header + yaml.safe_dump({"stages": stages}, sort_keys=False, width=120)
+
+
+def stages_of(repo: str | Path, name: str) -> list[str]:
+    """The stages a pipeline folder's ``dvc.yaml`` was written with (from its header)."""
+    head = (Path(repo) / "pipelines" / name / "dvc.yaml").read_text().splitlines()[1]
+    return head.split("make_pipeline.py ")[1].split()[1].rstrip("`").split(",")
+
+
+def _relative(path: str | Path, folder: Path) -> str:
+    """``path`` as written in the folder's params.yaml: relative to ``folder`` when both
+    are on one file system tree, else absolute."""
+    p = Path(path).resolve()
+    try:
+        return Path(os.path.relpath(p, folder.resolve())).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str, ...] = (),
+                descriptions: str | None = None, timeout_s: float | None = None) -> str:
+    """The ``params.yaml`` of a new pipeline folder: ``paths`` (DVC reads ``${paths.X}`` from
+    this file; only ``sql`` differs), ``corpus`` and, when given, ``tla.timeout_s``."""
+    paths = dict(yaml.safe_load((repo / "params.yaml").read_text())["paths"])
+    paths["sql"] = _relative(repo / paths["sql"], folder)
+    data = {"paths": paths,
+            "corpus": {"kind": "folder", "path": _relative(corpus, folder),
+                       "descriptions": _relative(descriptions, folder) if descriptions else "",
+                       "library": [_relative(d, folder) for d in library]}}
+    if timeout_s is not None:
+        data["tla"] = {"timeout_s": timeout_s}
+    head = (f"# The {folder.name} pipeline (alias-cir init-pipeline): your own specifications, corpus.kind\n"
+            "# folder. Only what differs from the repository's params.yaml, which the stages read first\n"
+            "# (--params ../../params.yaml --params params.yaml); paths relative to this folder. `paths`\n"
+            "# is here because dvc.yaml reads ${paths.X} from this file.\n")
+    return head + yaml.safe_dump(data, sort_keys=False, width=120)
+
+
+def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: tuple[str, ...] = (),
+                  descriptions: str | None = None, timeout_s: float | None = None,
+                  stages: tuple[str, ...] = DEFAULT_STAGES, force: bool = False) -> Path:
+    """Write ``<repo>/pipelines/<name>/`` (``params.yaml``, ``dvc.yaml``) for the folder of
+    specifications ``corpus``; returns the folder. Raises :class:`AliasError` for a name
+    that is not a plain folder name, a folder that exists (unless ``force``), a missing
+    corpus, library or description file, a stage not in the repository's ``dvc.yaml``, or
+    a repository without ``dvc.yaml``."""
+    repo = Path(repo).resolve()
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
+        raise AliasError(f"pipeline name {name!r}: letters, digits, '_', '.' and '-' only")
+    if not (repo / "dvc.yaml").is_file() or not (repo / "params.yaml").is_file():
+        raise AliasError(f"{repo}: no dvc.yaml and params.yaml (run from the repository root, or pass --root)")
+    for what, p in [("corpus", corpus), *(("library", d) for d in library),
+                    *([("descriptions", descriptions)] if descriptions else [])]:
+        if not Path(p).exists():
+            raise AliasError(f"{what} not found: {Path(p).resolve()}")
+    known = yaml.safe_load((repo / "dvc.yaml").read_text())["stages"]
+    unknown = [k for k in stages if k not in known]
+    if unknown:
+        raise AliasError(f"no stage {unknown[0]!r} in {repo / 'dvc.yaml'} (have: {', '.join(known)})")
+    folder = repo / "pipelines" / name
+    if folder.exists() and not force:
+        raise AliasError(f"{folder} exists (pass --force to write it again)")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "params.yaml").write_text(params_yaml(repo, folder, corpus, library, descriptions, timeout_s))
+    (folder / "dvc.yaml").write_text(pipeline_yaml(repo, name, list(stages)))
+    return folder

@@ -1,0 +1,82 @@
+"""``corpus.kind: folder`` without TLC: the candidates of the fixture corpus, model choice,
+descriptions, and the pipeline folder that ``init-pipeline`` writes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from alias.config import load_config
+from alias.corpus.folder import ingest_folder, model_size
+from alias.errors import AliasError
+from alias.pipelines import init_pipeline
+from test_own_specs import CANDIDATES
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+
+
+def test_fixture_candidates_and_descriptions():
+    t = ingest_folder(FIXTURES / "own_specs", None, (str(FIXTURES / "own_specs_lib"),))
+    got = {(r.model_module_path, r.cfg_path): (r.status, r.reason if isinstance(r.reason, str) else None)
+           for r in t["candidates"].itertuples()}
+    assert got == CANDIDATES
+    tasks = t["tasks"].set_index("task_id")
+    assert tasks.loc["toolbox_Lamp.toolbox_Model_1.Lamp.MC", ["system_module", "wrapper_module"]].tolist() == ["Lamp", "MC"]
+    assert list(tasks.loc["library.Doubler.Doubler", "library_modules"]) == ["Arith"]
+    assert list(tasks.loc["multi.Multi.Multi", "author_modules"]) == ["Multi"]   # Step and Toggle live in its file
+    assert tasks.loc["values.Chan.Chan", "description_source"] == "sidecar"
+
+
+def _spec(folder: Path, name: str, n: int, cfg: str | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.tla").write_text(f"---- MODULE {name} ----\nEXTENDS Naturals\nCONSTANT N\nVARIABLE x\n"
+                                        "Init == x = 0\nNext == x < N /\\ x' = x + 1\n====\n")
+    (folder / f"{cfg or name}.cfg").write_text(f"CONSTANT N = {n}\nINIT Init\nNEXT Next\n")
+
+
+def test_smallest_model_and_json_descriptions(tmp_path):
+    _spec(tmp_path / "a", "Count", 1000)
+    _spec(tmp_path / "a", "Count", 3, cfg="CountSmall")
+    (tmp_path / "d.json").write_text(json.dumps({"Count": "Counts up to N."}))
+    t = ingest_folder(tmp_path, tmp_path / "d.json")
+    cand = t["candidates"].set_index("cfg_path")
+    assert cand.loc["a/CountSmall.cfg", "status"] == "task" and cand.loc["a/Count.cfg", "reason"] == "duplicate_model"
+    assert t["tasks"].iloc[0][["description", "description_source"]].tolist() == ["Counts up to N.", "json"]
+    assert model_size("CONSTANTS N = 3 Procs = {p1, p2} Msg = \"hi\"\nINIT Init\n") == 6
+    assert model_size("not a cfg {") == 0
+
+
+def test_init_pipeline_writes_only_what_differs(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("params.yaml", "dvc.yaml"):
+        (repo / f).write_text((REPO / f).read_text())
+    folder = init_pipeline(repo, "mine", FIXTURES / "own_specs", library=(str(FIXTURES / "own_specs_lib"),), timeout_s=30)
+    params = yaml.safe_load((folder / "params.yaml").read_text())
+    assert set(params) == {"paths", "corpus", "tla"} and params["tla"] == {"timeout_s": 30}
+    assert params["paths"]["sql"] == "../../sql" and params["corpus"]["kind"] == "folder"
+    c = load_config([repo / "params.yaml", folder / "params.yaml"])
+    assert (folder / c.corpus.path).resolve() == (FIXTURES / "own_specs").resolve()
+    stages = yaml.safe_load((folder / "dvc.yaml").read_text())["stages"]
+    assert list(stages)[0] == "check_params" and "audit" in stages
+    assert all("${paths.checked}" in s["deps"] for k, s in stages.items() if k != "check_params")
+    with pytest.raises(AliasError, match="exists"):
+        init_pipeline(repo, "mine", FIXTURES / "own_specs")
+    with pytest.raises(AliasError, match="no stage 'nope'"):
+        init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("nope",))
+    assert not (repo / "pipelines" / "other").exists()
+
+
+def test_check_params_and_load_declare_every_section():
+    """check_params must rerun (and stop a bad value) whatever setting changes, and the
+    store records every setting: both declare every section but ``executor``."""
+    from alias.config import Config
+    from dataclasses import fields
+
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    sections = {f.name for f in fields(Config)} - {"executor"}
+    for name in ("check_params", "load"):
+        assert set(stages[name]["params"]) == sections, name
