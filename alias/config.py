@@ -31,7 +31,7 @@ from alias.errors import AliasError
 
 __all__ = [
     "ConfigError", "Config", "Paths", "CorpusConfig", "TlaConfig", "RenameConfig", "GradeConfig",
-    "ControlsConfig", "ModelEntry", "MeaningfulConfig", "ReportConfig", "ReportExposureEntry",
+    "ControlsConfig", "EquivalenceConfig", "ModelEntry", "MeaningfulConfig", "ReportConfig", "ReportExposureEntry",
     "LoraConfig", "ExposureGenerateConfig", "LoglikConfig", "TinyModelConfig", "ExposureConfig", "ContinuationConfig",
     "GenerateConfig", "load_config", "config_from_dict", "config_to_dict", "rebase", "BACKENDS", "CONDITIONS",
     "CORPUS_KINDS",
@@ -272,8 +272,27 @@ class HardNegativesConfig:
 
 
 @dataclass(frozen=True)
+class EquivalenceConfig:
+    """Equivalence controls (issue 33; :mod:`alias.grade.equivalence`): the ``classes``
+    generated for every eligible task (names of its registry; empty: none), at most
+    ``kept_per_class`` variants of each class kept per task, of the first
+    ``tried_per_class`` the generator makes (each checked by TLC under its known mapping)."""
+
+    classes: tuple[str, ...]
+    kept_per_class: int
+    tried_per_class: int
+
+    def check(self) -> None:
+        _require(len(set(self.classes)) == len(self.classes) and all(isinstance(c, str) and c.isidentifier()
+                                                                    for c in self.classes),
+                 "classes", f"must be a list of distinct class names, got {list(self.classes)}")
+        _require(self.kept_per_class >= 0, "kept_per_class", "must be >= 0")
+        _require(self.tried_per_class >= self.kept_per_class, "tried_per_class", "must be >= kept_per_class")
+
+
+@dataclass(frozen=True)
 class ControlsConfig:
-    """Grader validation (Appendix J)."""
+    """Grader validation (Appendix J) and the equivalence controls (issue 33)."""
 
     seed: int
     max_mutants_tried_per_task: int
@@ -281,6 +300,7 @@ class ControlsConfig:
     mutant_timeout_s: float
     tasks: tuple[str, ...]
     hard_negatives: HardNegativesConfig
+    equivalence: EquivalenceConfig
 
     def check(self) -> None:
         _require(self.max_mutants_tried_per_task >= 0, "max_mutants_tried_per_task", "must be >= 0")

@@ -7,7 +7,7 @@ A pipeline folder holds a ``params.yaml`` with only what differs from the reposi
 pipeline's ``dvc.yaml`` is what this script writes, so rerun it after changing the root
 ``dvc.yaml``::
 
-    python pipelines/make_pipeline.py tlabench check_params,ingest,rename,verify,identifiers,generate_replay,grade,load,report,audit
+    python pipelines/make_pipeline.py tlabench check_params,ingest,rename,verify,identifiers,controls,generate_replay,grade,load,report,audit
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from alias.grade.refinement import Match, Refinement, Search, Side, to_refinemen
 from alias.grade.specshape import append_definitions, definition_block, fairness_block
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
+from alias.tla.syntax import module_info, parse
 
 FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
@@ -102,6 +103,8 @@ class Refiner:
             return f"name_capture: {e}"
         except Exception as e:  # a module tree-sitter cannot resolve
             return f"staging_failed: {type(e).__name__}"
+        files = explicit_substitutions(files, {k: v for k, v in mapping.items() if k != v},
+                                       {k for k, t in files.items() if t != gr.ref.files.get(k)})
         block = self._spec_block(files, model, g_vars)
         if isinstance(block, str):
             return block
@@ -389,6 +392,40 @@ class Refiner:
         return None if ok else f"reverse_{kind}"
 
 
+def explicit_substitutions(files: dict[str, str], renamed: dict[str, str], staged: set[str]) -> dict[str, str]:
+    """``files`` with every ``INSTANCE M`` of the ``staged`` modules that takes a renamed
+    name (``renamed``: old -> new) by implicit substitution given it explicitly
+    (``WITH x <- AliasV_x``): M is not renamed, so its parameter ``x`` would find no ``x``."""
+    out = dict(files)
+    for key in sorted(k for k in staged if k in files):
+        src = files[key].encode("utf-8")
+        edits = []
+        for inst in _instances(parse(files[key]).root_node):
+            mod = src[inst.named_children[0].start_byte:inst.named_children[0].end_byte].decode()
+            if f"{mod}.tla" not in files or f"{mod}.tla" in staged:
+                continue
+            info = module_info(files[f"{mod}.tla"])
+            subs = [c for c in inst.named_children if c.type == "substitution"]
+            given = {src[c.named_children[0].start_byte:c.named_children[0].end_byte].decode() for c in subs}
+            add = [f"{p} <- {renamed[p]}" for p in info.variables + info.constants if p in renamed and p not in given]
+            if add:
+                edits.append((inst.end_byte, (", " if subs else " WITH ") + ", ".join(add)))
+        for at, text in sorted(edits, reverse=True):
+            src = src[:at] + text.encode("utf-8") + src[at:]
+        out[key] = src.decode("utf-8")
+    return out
+
+
+def _instances(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "instance" and n.named_children:
+            yield n
+        elif n.type not in ("comment", "block_comment"):
+            stack.extend(n.children)
+
+
 def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
     """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
     name; others dropped), values as TLC's texts."""
@@ -415,4 +452,5 @@ def constant_maps(r_consts: list[str], g_consts: list[str], limit: int = 24):
                     return
 
 
-__all__ = ["Refiner", "Staged", "graph_side", "constant_maps", "g_name", "FORWARD", "REVERSE", "PROFILE"]
+__all__ = ["Refiner", "Staged", "graph_side", "constant_maps", "g_name", "explicit_substitutions", "FORWARD",
+           "REVERSE", "PROFILE"]

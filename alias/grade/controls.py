@@ -40,6 +40,7 @@ import pandas as pd
 
 from alias.config import HardNegativesConfig
 from alias.corpus.testset import Reference
+from alias.grade import equivalence
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.hardneg import behavior_difference, check_operators, generate_hard_negatives
@@ -74,6 +75,9 @@ class Control:
     mutant_id: str | None = None
     reference_states: int | None = None
     control_states: int | None = None
+    equiv_class: str | None = None
+    variant_id: str | None = None
+    known_mapping: str | None = None
 
 
 def eligibility(ref: Reference) -> tuple[bool, str | None]:
@@ -306,12 +310,55 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
     return out
 
 
+@dataclass(frozen=True)
+class EquivalenceSettings:
+    """Which equivalence classes each task gets and how many variants of each are
+    checked (``tried``) and kept (``kept``); params ``controls.equivalence``."""
+
+    classes: tuple[str, ...] = ()
+    kept: int = 1
+    tried: int = 2
+
+
+def equivalence_controls(ref: Reference, runner: ToolRunner, settings: EquivalenceSettings) -> list[Control]:
+    """The equivalence controls of one eligible task (issue 33): for each class, the first
+    ``settings.tried`` variants its generator makes, each checked by TLC against the
+    reference under its known mapping (:func:`alias.grade.equivalence.confirm`); a variant
+    is graded (``valid``) when confirmed, until ``settings.kept`` are. Kind
+    ``equiv_<class>``; a class that makes nothing gives one row with ``sample_idx`` -1 and
+    the generator's reasons."""
+    if not settings.classes:
+        return []
+    grader = BehaviorGrader(ref, runner)
+    cx = equivalence.context(ref, grader.reference_side())
+    out: list[Control] = []
+    for cls in settings.classes:
+        made, skipped = equivalence.generate(cx, cls, settings.tried)
+        kind = f"equiv_{cls}"
+        if not made:
+            why = "; ".join(dict.fromkeys(x.reason for x in skipped))[:2000] or "nothing generated"
+            out.append(Control(ref.task_id, kind, -1, "", valid=False, detail=why, equiv_class=cls))
+        kept = 0
+        for i, v in enumerate(made):
+            if kept >= settings.kept:
+                break
+            c = equivalence.confirm(grader, v)
+            kept += c.kept
+            detail = {"description": v.description, "confirmed": c.kept, "reason": c.reason}
+            if not c.kept and c.verdict is not None:
+                detail["error"] = (c.verdict.error_text or "")[:500]
+            out.append(Control(ref.task_id, kind, i, v.text, v.side(ref), valid=c.kept, detail=json.dumps(detail),
+                               equiv_class=cls, variant_id=v.variant_id, known_mapping=v.mapping_json()))
+    return out
+
+
 def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner, *, seed: int,
                    max_mutants_tried: int, max_mutants_kept: int, mutant_timeout_s: float = 60,
-                   hard_negatives: HardNegativesConfig | None = None) -> list[Control]:
+                   hard_negatives: HardNegativesConfig | None = None,
+                   equivalence_settings: EquivalenceSettings | None = None) -> list[Control]:
     """All controls of one eligible task: itself, its renamed copy, its operator-renamed
-    copy, its mutants and (with ``hard_negatives``) its hard negatives (validity and
-    keep-checks run TLC)."""
+    copy, its mutants, (with ``hard_negatives``) its hard negatives and its equivalence
+    controls (validity and keep-checks run TLC)."""
     out: list[Control] = [Control(ref.task_id, "self", 0, ref.system_text)]
     if renamed is not None:
         side = OutputSide({m: renamed.files[f"{m}.tla"] for m in renamed.author_modules},
@@ -325,7 +372,7 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
         out += hard_negative_controls(ref, runner, seed=seed, max_tried=h.max_tried_per_task,
                                       max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators,
                                       reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s)
-    return out
+    return out + equivalence_controls(ref, runner, equivalence_settings or EquivalenceSettings())
 
 
 @dataclass(frozen=True)
@@ -340,6 +387,7 @@ class BuildContext:
     max_mutants_kept: int
     mutant_timeout_s: float
     hard_negatives: HardNegativesConfig | None = None
+    equivalence: EquivalenceSettings = EquivalenceSettings()
 
 
 @dataclass(frozen=True)
@@ -356,7 +404,8 @@ def build_job(ctx: BuildContext, job: BuildJob) -> list[Control]:
     try:
         return build_controls(job.ref, job.renamed, ToolRunner(ctx.tools, ctx.cache_dir), seed=ctx.seed,
                               max_mutants_tried=ctx.max_mutants_tried, max_mutants_kept=ctx.max_mutants_kept,
-                              mutant_timeout_s=ctx.mutant_timeout_s, hard_negatives=ctx.hard_negatives)
+                              mutant_timeout_s=ctx.mutant_timeout_s, hard_negatives=ctx.hard_negatives,
+                              equivalence_settings=ctx.equivalence)
     except Exception as e:
         return [Control(job.ref.task_id, "self", 0, job.ref.system_text),
                 Control(job.ref.task_id, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
@@ -366,7 +415,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
                  journal: Path | None = None, seed: int, max_mutants_tried: int, max_mutants_kept: int,
                  mutant_timeout_s: float, parallel: int = 1, max_maps: int = 60, tasks: list[str] | None = None,
                  progress=None, retry_timeouts: bool = False, executor: Executor | None = None,
-                 grades: dict | None = None, hard_negatives: HardNegativesConfig | None = None) -> dict:
+                 grades: dict | None = None, hard_negatives: HardNegativesConfig | None = None,
+                 equivalence_settings: EquivalenceSettings | None = None) -> dict:
     """Build and grade every control; write ``eligibility``, ``control_samples``,
     ``samples`` and ``verdicts`` Parquet files under ``out_dir``; return summary counts
     (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
@@ -380,7 +430,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     configured procedure) and ``behavior_renaming`` (the paper's). ``grades``: configured
     grade instances (:func:`alias.grade.registry.make_grades`; default: the registry's
     default instances of :data:`CONTROL_GRADES`). ``hard_negatives``: settings of the hard
-    negatives (:func:`hard_negative_controls`; None = none built).
+    negatives (:func:`hard_negative_controls`; None = none built). ``equivalence_settings``:
+    the equivalence controls (none by default).
     """
     out_dir = Path(out_dir)
     if hard_negatives is not None:
@@ -395,7 +446,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
             eligible.append(t)
 
     ctx = BuildContext(runner.config, runner.cache_dir if executor is None or executor.shares_files else None,
-                       seed, max_mutants_tried, max_mutants_kept, mutant_timeout_s, hard_negatives)
+                       seed, max_mutants_tried, max_mutants_kept, mutant_timeout_s, hard_negatives,
+                       equivalence_settings or EquivalenceSettings())
     pool = executor or LocalExecutor(max(1, parallel))
     controls: list[Control] = []
     verdicts = pd.DataFrame()
@@ -420,7 +472,8 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
 def _control_rows(controls: list[Control]) -> list[dict]:
     rows = [{"task_id": c.task_id, "kind": c.kind, "model": f"control:{c.kind}", "sample_idx": c.sample_idx,
              "valid": c.valid, "detail": c.detail, "mutant_kind": c.mutant_kind, "mutant_id": c.mutant_id,
-             "reference_states": c.reference_states, "control_states": c.control_states}
+             "reference_states": c.reference_states, "control_states": c.control_states,
+             "equiv_class": c.equiv_class, "variant_id": c.variant_id, "known_mapping": c.known_mapping}
             for c in controls]
     return sorted(rows, key=lambda r: (r["task_id"], r["kind"], r["sample_idx"]))
 
@@ -469,6 +522,7 @@ def summarize(elig_rows: list[dict], cs_df: pd.DataFrame, verdicts: pd.DataFrame
     out["oprenamed"]["invalid"] = op.loc[~op.valid.astype(bool), "detail"].fillna("").str.split(":").str[0] \
         .value_counts().to_dict()
     out[HARDNEG] = _summarize_hard_negatives(cs_df, verdicts)
+    out["equivalence"] = _equivalence_summary(cs_df, verdicts)
     return out
 
 
@@ -481,4 +535,18 @@ def _summarize_hard_negatives(cs_df: pd.DataFrame, verdicts: pd.DataFrame) -> di
     for key, grade in (("passed", "behavior"), ("passed_renaming", "behavior_renaming")):
         g = v[v.grade == grade] if len(v) else v
         out[key] = int(g.passed.fillna(False).astype(bool).sum()) if len(g) else 0
+    return out
+
+
+def _equivalence_summary(cs_df: pd.DataFrame, verdicts: pd.DataFrame) -> dict:
+    """Table J.2 counts: per class, kept variants and how many each behavior grade accepts."""
+    out = {}
+    kinds = sorted(k for k in cs_df.kind.unique() if str(k).startswith("equiv_"))
+    for kind in kinds:
+        kept = cs_df[(cs_df.kind == kind) & cs_df.valid.astype(bool)]
+        row = {"kept": int(len(kept)), "tasks": int(kept.task_id.nunique())}
+        for grade in BEHAVIOR_GRADES:
+            g = verdicts[(verdicts.model == f"control:{kind}") & (verdicts.grade == grade)] if len(verdicts) else verdicts
+            row[grade] = int(g.passed.fillna(False).astype(bool).sum()) if len(g) else 0
+        out[kind[len("equiv_"):]] = row
     return out

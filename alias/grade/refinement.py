@@ -326,6 +326,10 @@ class Search:
     checked leaf by leaf and on their initial states). Iterate :meth:`matches`."""
 
     def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000):
+        if r.reachable and not g.reachable:
+            # G's dump has only its initial states (over its limits): compare R's initial
+            # states with them, not R's reachable ones (which no G leaf would take)
+            r = Side(r.variables, r.initial, r.initial, reachable=False)
         self.r, self.g = r, g
         self.subset = subset or not g.reachable or not r.reachable
         self._parsed: dict[str, Value] = {}

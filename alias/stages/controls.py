@@ -9,7 +9,9 @@ import pandas as pd
 from alias.config import Config, Paths
 from alias.corpus.testset import TestSet
 from alias.grade.cache import ToolRunner
-from alias.grade.controls import CONTROL_GRADES, run_controls
+from alias.errors import AliasError
+from alias.grade.controls import CONTROL_GRADES, EquivalenceSettings, run_controls
+from alias.grade.equivalence import CLASSES
 from alias.grade.registry import make_grades
 from alias.progress import progress_bar
 from alias.stages.common import executor, grade_tool_config, worker_tools
@@ -34,9 +36,14 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     order = cheapest_first(test_set.tasks, refs)
     runner = ToolRunner(worker_tools(config, grade_tool_config(config)), paths.work / NAME / "cache")
     c, g = config.controls, config.grade
+    unknown = [x for x in c.equivalence.classes if x not in CLASSES]
+    if unknown:
+        raise AliasError(f"controls.equivalence.classes: unknown class {unknown[0]!r} (known: {', '.join(CLASSES)})")
+    eq = EquivalenceSettings(tuple(c.equivalence.classes), c.equivalence.kept_per_class, c.equivalence.tried_per_class)
     with progress_bar("controls", total=None) as bar, executor(config, g.parallel) as ex:
         return run_controls(refs, runner, paths.controls, journal=paths.work / NAME / "journal.jsonl", seed=c.seed,
                             max_mutants_tried=c.max_mutants_tried_per_task, max_mutants_kept=c.max_mutants_kept_per_task,
                             parallel=g.parallel, max_maps=g.max_maps, tasks=list(c.tasks) or order,
                             progress=lambda _what: bar.advance(), mutant_timeout_s=c.mutant_timeout_s, executor=ex,
-                            grades=make_grades(CONTROL_GRADES, config), hard_negatives=c.hard_negatives)
+                            grades=make_grades(CONTROL_GRADES, config), hard_negatives=c.hard_negatives,
+                            equivalence_settings=eq)

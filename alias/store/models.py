@@ -227,8 +227,13 @@ class ControlEligibility(SQLModel, table=True):
 
 class ControlSample(SQLModel, table=True):
     """One grader control (Appendix J): ``kind`` self | renamed | oprenamed | mutant |
-    build_error; ``valid`` false for an operator-renamed copy that fails SANY/TLC or a
-    mutant whose reachable state count equals the reference's (not graded)."""
+    build_error | ``equiv_<class>`` (an equivalence control, issue 33); ``valid`` false for
+    an operator-renamed copy that fails SANY/TLC, a mutant whose reachable state count
+    equals the reference's, or an equivalence variant TLC does not confirm under its known
+    mapping (not graded). Equivalence controls: ``equiv_class``, ``variant_id``,
+    ``known_mapping`` (JSON: R leaf -> G leaf, constants), ``detail`` (JSON: description,
+    confirmed, reason); a class that makes no variant has one row, ``sample_idx`` -1, its
+    reasons in ``detail``."""
 
     __tablename__ = "control_samples"
     task_id: str = Field(primary_key=True)
@@ -241,6 +246,9 @@ class ControlSample(SQLModel, table=True):
     mutant_id: Optional[str] = None
     reference_states: Optional[int] = None
     control_states: Optional[int] = None
+    equiv_class: Optional[str] = None
+    variant_id: Optional[str] = None
+    known_mapping: Optional[str] = None
 
 
 class Sample(SQLModel, table=True):
