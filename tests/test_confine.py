@@ -141,10 +141,14 @@ def test_only_its_tmpfs_is_writable_and_no_more_than_its_size(config, tmp_path, 
 
 def test_processes_and_threads_are_limited(config):
     assert confine.process_limit() is not None, confine.status().detail
+    root = confine.pids_cgroup_root()
+    before = set(root.glob("alias-tla-*")) if root is not None else set()  # other ALIAS runs' cgroups
     inside = probe(config, "threads", "400")
     assert "threads stopped" in inside and int(inside.split("threads ")[-1].split()[0]) < 64, inside
-    if confine.pids_cgroup_root() is not None:
-        assert not list(confine.pids_cgroup_root().glob("alias-tla-*"))  # its cgroup went with it
+    if root is not None:
+        left = [g for g in set(root.glob("alias-tla-*")) - before
+                if g.exists() and not (g / "cgroup.procs").read_text().strip()]  # not another run's, live
+        assert not left  # its cgroup went with it
     outside = probe(config, "threads", "400", boxed=False)
     assert "threads 400" in outside, outside
 
