@@ -54,11 +54,11 @@ def write_tables(db: str | Path, out: str | Path) -> dict:
     out = Path(out)
     before_after = query("SELECT * FROM v_tlabench_behavior_before_after", db)
     rows = query("SELECT * FROM v_tlabench_grade_disagreements", db)
+    rows.to_csv(out / "table_tlabench_adjudication.csv", index=False)
     if not len(rows) and not len(before_after):
         (out / "table_tlabench_adjudication.md").write_text(
             "# Real outputs adjudicated\n\nno data: no external verdicts in this store\n")
         return {}
-    rows.to_csv(out / "table_tlabench_adjudication.csv", index=False)
     shown = rows[["model", "task_id", "disagreement", "behavior_reason", "judgment", "category", "evidence"]]
     counts = rows.judgment.fillna("not read").value_counts().to_dict()
     (out / "table_tlabench_adjudication.md").write_text(
