@@ -72,6 +72,21 @@ def test_search_rejects_outputs_whose_joint_states_differ():
     assert list(Search(r, g, subset=False).matches()) == []
 
 
+def test_a_search_of_many_alike_variables_stops_at_its_budget():
+    # 7 variables, each 0 or 1, all equal in R's states; in G's, v6 is the others' opposite.
+    # Every G variable fits every R variable alone, so the search extends thousands of
+    # partial assignments (6! orders of v0..v5) before each fails on v6
+    names = [f"v{i}" for i in range(7)]
+    r_states = [{n: str(k) for n in names} for k in (0, 1)]
+    g_states = [{n: str(k if n != "v6" else 1 - k) for n in names} for k in (0, 1)]
+    r, g = Side(names, r_states, r_states), Side(names, g_states, g_states)
+    full = Search(r, g, subset=False)
+    assert list(full.matches()) == [] and not full.exhausted and full.rows_compared > 20_000
+    cut = Search(r, g, subset=False, budget=10_000)
+    assert list(cut.matches()) == [] and cut.exhausted and 10_000 < cut.rows_compared <= 10_008
+    assert cut.tried_pairs < full.tried_pairs
+
+
 def test_a_split_variable_is_built_back_and_inverted():
     r_states = [{"p": f"[a |-> {a}, b |-> {b}]"} for a in range(2) for b in range(2)]
     g_states = [{"a": str(a), "b": str(b)} for a in range(2) for b in range(2)]

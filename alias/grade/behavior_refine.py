@@ -358,7 +358,14 @@ class Refiner:
                 reason = self.check(st, m)
                 if reason is None:
                     return None
-            if not found:
+            if search.exhausted:
+                self.v.attempts.append(f"refinement search stopped after comparing {search.rows_compared:,} state "
+                                       f"rows ({search.tried_pairs:,} pairs tried)")
+            if not found and search.exhausted:
+                reason = "search_budget_exhausted"
+                self.v.error_text = (f"the refinement search compared {search.rows_compared:,} state rows "
+                                     f"without finding a mapping and stopped")
+            elif not found:
                 reason = reason or "no_refinement_mapping_fits"
                 self.searched = True
                 self.v.error_text = search.explain()

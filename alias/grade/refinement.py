@@ -317,15 +317,26 @@ def _similarity(a: str, b: str) -> float:
 PARSE_LIMIT = 5000
 
 
+#: The most state rows a search's joint checks compare, and the most partial assignments it
+#: extends (:class:`Search`): about a minute of Python; a search of many similar variables
+#: (12 of them in one TLA+-Bench output) would otherwise enumerate their assignments for hours.
+SEARCH_BUDGET_ROWS = 20_000_000
+SEARCH_BUDGET_PAIRS = 100_000
+
+
 class Search:
     """Exhaustive search of refinement mappings from R (``r``) to G (``g``), pruned by
     the state dumps. ``subset``: R's states need only be a subset of the encoded G states
     (R's cfg has a CONSTRAINT, ACTION_CONSTRAINT, SYMMETRY or VIEW, or a dump is not of
     every reachable state); else the sets must be equal. ``joint_limit``: the most states
     per side for which partial mappings are checked on whole states (larger dumps are
-    checked leaf by leaf and on their initial states). Iterate :meth:`matches`."""
+    checked leaf by leaf and on their initial states). ``budget``: the most state rows the
+    joint checks of partial assignments may compare (with :data:`SEARCH_BUDGET_PAIRS`
+    partial assignments: counts, not seconds, so that the verdict does not depend on the
+    machine): past either the search stops and ``exhausted`` is set. Iterate :meth:`matches`."""
 
-    def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000):
+    def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000,
+                 budget: int = SEARCH_BUDGET_ROWS):
         if r.reachable and not g.reachable:
             # G's dump has only its initial states (over its limits): compare R's initial
             # states with them, not R's reachable ones (which no G leaf would take)
@@ -340,6 +351,7 @@ class Search:
         self._cols: dict = {}
         self.joint = max(len(r.states), len(g.states)) <= joint_limit
         self.tried_pairs = 0
+        self.budget, self.rows_compared, self.exhausted = budget, 0, False
 
     def _parse(self, text: str) -> Value:
         v = self._parsed.get(text)
@@ -427,7 +439,13 @@ class Search:
     def _joint_fits(self, pairs: list[Pair]) -> bool:
         if len(pairs) < 2:
             return True
-        return self._fits(pairs, initial=True) and (not self.joint or self._fits(pairs, initial=False))
+        self.rows_compared += len(self.r.initial) + len(self.g.initial)
+        if not self._fits(pairs, initial=True):
+            return False
+        if not self.joint:
+            return True
+        self.rows_compared += len(self.r.states) + len(self.g.states)
+        return self._fits(pairs, initial=False)
 
     def r_cuts(self) -> Iterator[dict[str, list[Leaf]]]:
         """Decompositions of R's variables, fewest cut variables first (lazily)."""
@@ -509,6 +527,9 @@ class Search:
                 opt = self.g_option_of[b]
                 if b in used or choice.get(b.var, opt) != opt:
                     continue
+                if self.rows_compared > self.budget or self.tried_pairs >= SEARCH_BUDGET_PAIRS:
+                    self.exhausted = True
+                    return
                 cur.append(Pair(a, b, enc))
                 self.tried_pairs += 1
                 if self._joint_fits(cur):
