@@ -388,6 +388,12 @@ CLOCK_SAFETY_LIVE = _read("Clock", "Clock.tla").replace(
     "Spec == Init /\\ [][Next]_vars /\\ WF_vars(Next)",
     "SafetyPart == Init /\\ [][Next]_vars\nLivePart == WF_vars(Next)\nSpec == SafetyPart /\\ LivePart")
 
+#: 10d. Peterson without its processes' weak fairness (a hard negative of issue 33): the
+#: same data graph, but a process may wait forever. StarvationFree names pc, so the
+#: data-graph comparison checks the output's own StarvationFree, which fails.
+PETERSON_NO_FAIRNESS = _read("Peterson", "Peterson.tla").replace(
+    "/\\ \\A self \\in {0, 1} : WF_vars(Proc(self))", "/\\ \\A self \\in {0, 1} : TRUE")
+
 #: 10a. Peterson as a translation with other label names (and other action names).
 PETERSON_OTHER_LABELS = r"""---- MODULE Peterson ----
 EXTENDS Naturals, TLC
@@ -671,6 +677,9 @@ CASES: list[Case] = [
     Case("10c_pluscal_no_wait", "Peterson", PETERSON_NO_WAIT, False, False,
          "other labels and no mutual exclusion", name_reason="tlc_invariant_violated",
          behavior_reason="data_graph_differs"),
+    Case("10d_pluscal_no_fairness", "Peterson", PETERSON_NO_FAIRNESS, False, False,
+         "weak fairness dropped: equal data graphs, the output's own StarvationFree violated",
+         behavior_reason="data_properties_property_violated"),
     # 11. spec formula forms
     Case("11a_spec_named_box", "Lamp", SPEC_NOT_PARSED, True, True,
          "Spec == Init /\\ Always: the named box is expanded", method="renaming"),

@@ -1071,18 +1071,32 @@ class BehaviorGrader:
                                           if not _uses_any(p, {"R": uses}, control) and p not in control]
         return self._shared["data_props"]
 
+    def control_properties_defined(self, files: dict[str, str], model: str) -> list[str]:
+        """The cfg's PROPERTY names that mention a control-label variable and that the
+        output (``model`` and the modules it sees unprefixed) defines itself: on a
+        data-graph pass the output must satisfy its own version of them (R's, over R's
+        labels, cannot be evaluated on G's)."""
+        data = set(self.data_properties())
+        defined = set()
+        for t in visible_closure(model, files):
+            defined.update(defined_names(t))
+        return [p for i, p in enumerate(self.cfg.properties) if i not in data and p in defined]
+
     def _data_properties(self, files: dict[str, str], model: str, spec_name: str | None, v: BehaviorVerdict) -> bool:
         """TLC runs the output and checks the cfg's properties that mention no control
-        variable (:meth:`data_properties`): a data-graph pass must keep R's liveness."""
-        props = self.data_properties()
-        if not props:
+        variable (:meth:`data_properties`) and the output's own definitions of those that
+        do (:meth:`control_properties_defined`): a data-graph pass must keep R's liveness
+        (a PlusCal output whose fairness is dropped has R's data graph)."""
+        props, own = self.data_properties(), self.control_properties_defined(files, model)
+        if not props and not own:
             return True
         cfg = self.cfg
         defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
         defs += [f"AliasRefProp{i} == {cfg.properties[i]}" for i in props]
+        defs += [f"AliasOutProp{j} == AliasG!{p}" for j, p in enumerate(own)]
         c = self._cfg_base()
         c.check_deadlock = False
-        c.properties = [f"AliasRefProp{i}" for i in props]
+        c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
         if spec_name is not None:
             defs.append(f"AliasGSpec == AliasG!{spec_name}")
             c.specification, c.init, c.next = "AliasGSpec", None, None
@@ -1095,7 +1109,7 @@ class BehaviorGrader:
         files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
         text, flags = self._write(c)
         res = self._tlc(files, FORWARD, text, flags, "data_properties")
-        v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}: {res.kind}")
+        v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}, the output's {own}: {res.kind}")
         if not res.passed:
             v.reason, v.error_text = f"data_properties_{res.kind}", res.detail
         return res.passed

@@ -252,15 +252,17 @@ class Refiner:
 
     def _data_properties(self, st: Staged, ref: Refinement, exprs: dict[str, str]) -> str | None:
         """TLC runs the product and checks the cfg's properties that mention no control
-        variable (the data graphs compare safety only): None when they hold."""
+        variable and the output's own definitions of those that do (the data graphs compare
+        safety only): None when they hold."""
         gr = self.gr
-        props = gr.data_properties()
-        if not props:
+        props, own = gr.data_properties(), gr.control_properties_defined(st.files, st.model)
+        if not props and not own:
             return None
         body = self._product(st, exprs) + [f"AliasRefProp{i} == {gr.cfg.properties[i]}" for i in props]
+        body += [f"AliasOutProp{j} == AliasG!{p}" for j, p in enumerate(own)]
         files, c = self._root(st, FORWARD, ref, body)
         c.specification, c.init, c.next = "AliasFSpec", None, None
-        c.properties = [f"AliasRefProp{i}" for i in props]
+        c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
         c.check_deadlock = False
         text, flags = gr._write(c)
         res = gr._tlc(files, FORWARD, text, flags, "data_properties_refinement")
