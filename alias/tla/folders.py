@@ -16,6 +16,7 @@ killed before it could remove it (a run killed at its time limit removes its own
 
 from __future__ import annotations
 
+import abc
 import fcntl
 import os
 import shutil
@@ -57,13 +58,14 @@ def read_capped(f) -> str:
     return data.decode("utf-8", "replace")
 
 
-class Folder:
+class Folder(abc.ABC):
     """A run folder: ``path`` as the tool sees it; files by plain name (no ``/``)."""
 
     path: str
 
+    @abc.abstractmethod
     def _open(self, name: str, flags: int) -> int:
-        raise NotImplementedError
+        """A file descriptor for ``name`` opened with ``flags`` (``O_*``), inside the folder only."""
 
     def write(self, name: str, text: str) -> None:
         """Write ``text`` (UTF-8) into the file ``name``."""
@@ -102,8 +104,9 @@ class Folder:
         with open(fd, "rb") as f:
             return read_capped(f)
 
+    @abc.abstractmethod
     def remove(self) -> None:
-        raise NotImplementedError
+        """Delete the folder and everything in it."""
 
 
 class HostFolder(Folder):
