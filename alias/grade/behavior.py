@@ -509,18 +509,26 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.invariants = [f"AliasRefInv{i}" for i in range(len(cfg.invariants))]
         c.properties = ["AliasRefSpec"] + [f"AliasRefProp{i}" for i in range(len(cfg.properties))]
+        return self._run_output(files, spec_name, defs, c, "forward", ("Init", "Next"))
+
+    def _run_output(self, files: dict[str, str], spec_name: str | None, defs: list[str], c: Cfg,
+                    purpose: str, init_next: tuple[str, str]) -> CheckResult:
+        """TLC on the root module ``defs`` (which instantiates the output as ``AliasG``)
+        with cfg ``c``, the behavior being the output's formula ``spec_name`` or, where the
+        cfg uses INIT/NEXT, its definitions ``init_next``; the output side gets the cfg's
+        definition overrides qualified with its module."""
         if spec_name is not None:
-            defs.append(f"AliasGSpec == AliasG!{spec_name}")
+            defs = defs + [f"AliasGSpec == AliasG!{spec_name}"]
             c.specification, c.init, c.next = "AliasGSpec", None, None
-        else:  # the cfg uses INIT/NEXT: the output's Init and Next
-            defs += ["AliasGInit == AliasG!Init", "AliasGNext == AliasG!Next"]
+        else:
+            defs = defs + [f"AliasGInit == AliasG!{init_next[0]}", f"AliasGNext == AliasG!{init_next[1]}"]
             c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
         consts, own = self._output_overrides(files)
         c.constants += consts
         files = dict(files)
         files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
         text, flags = self._write(c)
-        return self._tlc(files, FORWARD, text, flags, "forward")
+        return self._tlc(files, FORWARD, text, flags, purpose)
 
     def reference_checks(self) -> list[str]:
         """Root definitions of what the forward check verifies, with R's definitions:
@@ -1097,18 +1105,7 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.check_deadlock = False
         c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
-        if spec_name is not None:
-            defs.append(f"AliasGSpec == AliasG!{spec_name}")
-            c.specification, c.init, c.next = "AliasGSpec", None, None
-        else:
-            defs += ["AliasGInit == AliasG!AliasOutInit", "AliasGNext == AliasG!AliasOutNext"]
-            c.specification, c.init, c.next = None, "AliasGInit", "AliasGNext"
-        consts, own = self._output_overrides(files)
-        c.constants += consts
-        files = dict(files)
-        files[f"{FORWARD}.tla"] = _module(FORWARD, "\n".join(defs + own) + "\n")
-        text, flags = self._write(c)
-        res = self._tlc(files, FORWARD, text, flags, "data_properties")
+        res = self._run_output(files, spec_name, defs, c, "data_properties", ("AliasOutInit", "AliasOutNext"))
         v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}, the output's {own}: {res.kind}")
         if not res.passed:
             v.reason, v.error_text = f"data_properties_{res.kind}", res.detail
