@@ -88,14 +88,14 @@ def stages_of(repo: str | Path, name: str) -> list[str]:
     return head.split("make_pipeline.py ")[1].split()[1].rstrip("`").split(",")
 
 
-def _relative(path: str | Path, folder: Path) -> str:
-    """``path`` as written in the folder's params.yaml: relative to ``folder`` when both
-    are on one file system tree, else absolute."""
+def _relative(path: str | Path, folder: Path, repo: Path) -> str:
+    """``path`` as written in the folder's params.yaml: relative to ``folder`` when it lies
+    inside the repository ``repo`` (it moves with the clone), else absolute (a folder of
+    one's own outside the clone stays where it is when the clone moves)."""
     p = Path(path).resolve()
-    try:
-        return Path(os.path.relpath(p, folder.resolve())).as_posix()
-    except ValueError:
+    if not p.is_relative_to(Path(repo).resolve()):
         return str(p)
+    return Path(os.path.relpath(p, folder.resolve())).as_posix()
 
 
 def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str, ...] = (),
@@ -103,17 +103,18 @@ def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str
     """The ``params.yaml`` of a new pipeline folder: ``paths`` (DVC reads ``${paths.X}`` from
     this file; ``sql`` and ``adjudications``, the folder's own readings, differ), ``corpus`` and, when given, ``tla.timeout_s``."""
     paths = dict(yaml.safe_load((repo / "params.yaml").read_text())["paths"])
-    paths["sql"] = _relative(repo / paths["sql"], folder)
+    paths["sql"] = _relative(repo / paths["sql"], folder, repo)
     paths["adjudications"] = "adjudications.csv"
     data = {"paths": paths,
-            "corpus": {"kind": "folder", "path": _relative(corpus, folder),
-                       "descriptions": _relative(descriptions, folder) if descriptions else "",
-                       "library": [_relative(d, folder) for d in library]}}
+            "corpus": {"kind": "folder", "path": _relative(corpus, folder, repo),
+                       "descriptions": _relative(descriptions, folder, repo) if descriptions else "",
+                       "library": [_relative(d, folder, repo) for d in library]}}
     if timeout_s is not None:
         data["tla"] = {"timeout_s": timeout_s}
     head = (f"# The {folder.name} pipeline (alias-cir init-pipeline): your own specifications, corpus.kind\n"
             "# folder. Only what differs from the repository's params.yaml, which the stages read first\n"
-            "# (--params ../../params.yaml --params params.yaml); paths relative to this folder. `paths`\n"
+            "# (--params ../../params.yaml --params params.yaml); paths inside the repository relative to\n"
+            "# this folder, paths outside it absolute. `paths`\n"
             "# is here because dvc.yaml reads ${paths.X} from this file.\n")
     return head + yaml.safe_dump(data, sort_keys=False, width=120)
 

@@ -116,6 +116,28 @@ def test_inspect_logs_replay_into_samples_graded_as_the_scorers_did(setup, tmp_p
     _export(c, paths, tmp_path, log)
 
 
+
+def test_an_errored_sample_without_output_is_a_replay_error(setup, tmp_path):
+    """A log whose sample errored before the model answered (Inspect's mockllm offline, with
+    no tiktoken file, writes one: ``output.choices == []``) becomes a rejected record with the
+    sample's error, not a crash."""
+    from inspect_ai.log import EvalError, write_eval_log
+
+    from alias.generate.inspect_logs import inspect_records
+
+    _data, _params, _refs, tmp = setup
+    logs = sorted((tmp / "logs").glob("*.eval"))
+    assert logs, "run after test_a_condition_task_graded_by_alias_scorers"
+    log = read_eval_log(str(logs[0]))
+    log.samples[0].output = ModelOutput(model="mockllm/model", choices=[])
+    log.samples[0].error = EvalError(message="ConnectionError: no network", traceback="", traceback_ansi="")
+    write_eval_log(log, str(tmp_path / "errored.eval"))
+    recs = inspect_records(tmp_path / "errored.eval")
+    assert len(recs) == len(log.samples) == 2
+    assert recs[0].error == "sample_error: ConnectionError: no network" and recs[0].text == ""
+    assert recs[1].error is None and recs[1].text
+    assert '"stop_reason": null' in recs[0].extra
+
 def _export(c, paths, tmp_path, log):
     """``alias-cir export`` of a store holding these samples and verdicts: the dataset loads
     with the test set's rows per condition, the verdict log with the scorers' scores."""

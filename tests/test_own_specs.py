@@ -164,3 +164,19 @@ def test_a_bad_parameter_costs_no_output(built):
     assert _digests(folder / "data") | _digests(folder / "reports") == before
     _run(["git", "checkout", "pipelines/own/params.yaml"], repo, env)
     assert "up to date" in _run([DVC, "status", "dvc.yaml"], folder, env).stdout.lower()
+
+
+def test_params_yaml_keeps_a_corpus_outside_the_repository_absolute(tmp_path):
+    """``init-pipeline --corpus DIR``: a folder outside the clone is written absolute (the
+    pipeline survives moving the clone), one inside it relative to the pipeline folder."""
+    import yaml
+
+    from alias.pipelines import params_yaml
+
+    outside = tmp_path / "specs"
+    outside.mkdir()
+    folder = REPO / "pipelines" / "mine"
+    got = yaml.safe_load(params_yaml(REPO, folder, outside, descriptions=str(FIXTURES / "own_specs")))
+    assert got["corpus"]["path"] == str(outside.resolve())
+    assert got["corpus"]["descriptions"] == "../../tests/fixtures/own_specs"
+    assert got["paths"]["sql"] == "../../sql"

@@ -54,9 +54,12 @@ def log_files(path: str | Path) -> list[Path]:
 
 def _record(log_name: str, model: str, s) -> LogRecord:
     md = s.metadata or {}
-    text = s.output.completion if s.output is not None else ""
+    # an errored sample's output may have no choice at all (its completion and stop
+    # reason properties then raise IndexError)
+    choices = s.output.choices if s.output is not None else []
+    text = s.output.completion if choices else ""
     extra = json.dumps({"log": log_name, "sample_id": str(s.id), "epoch": s.epoch,
-                        "stop_reason": getattr(s.output, "stop_reason", None) if s.output else None}, sort_keys=True)
+                        "stop_reason": choices[0].stop_reason if choices else None}, sort_keys=True)
     error = (f"sample_error: {str(s.error.message)[:200]}" if s.error is not None
              else None if md.get("task_id") and md.get("condition") else "no_task: the sample's metadata names no "
              "task_id and condition (an alias_cir task's samples do)")

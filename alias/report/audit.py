@@ -94,7 +94,7 @@ def summary_line(label: str, summary: pd.DataFrame) -> str:
     return (f"{label}: {s.candidates} candidates, {s.tasks} tasks, {s.verified} verified; "
             f"{s.tasks_with_hidden_names}/{s.verified} verified tasks with hidden names, {s.hidden_names} hidden "
             f"names ({s.hidden_by_kind or 'none'}); behavior grade: {s.behavior_gradable} gradable, "
-            f"{s.behavior_unknown} not yet known (controls not run); {s.leftover_names} leftover original "
+            f"{s.behavior_unknown} without a controls verdict yet; {s.leftover_names} leftover original "
             f"names ({s.kept_english_words} English words kept in comments, counted apart)")
 
 
@@ -118,6 +118,7 @@ def write_audit(snapshot: str | Path, sql_dir: str | Path, out: str | Path, labe
           "Hidden names (stated by no description) of the verified tasks by cfg kind:", "",
           _md_table(by_kind) if len(by_kind) else "none", "",
           "## Per task", "", "Every column, and the names the name grade needs: `audit_tasks.csv`, "
-          "`alias-cir query \"SELECT * FROM v_audit_tasks\"`.", "", _md_table(tasks[list(_MD_COLUMNS)])]
+          "`alias-cir query \"SELECT * FROM v_audit_tasks\"` (in a pipeline folder: "
+          "`alias-cir query --params ../../params.yaml --params params.yaml \"SELECT * FROM v_audit_tasks\"`).", "", _md_table(tasks[list(_MD_COLUMNS)])]
     (out / "audit.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     return {"summary": line, "tasks": len(tasks)}
