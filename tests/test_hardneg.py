@@ -182,3 +182,19 @@ def test_fairness_dropped_on_a_pc_reference_is_rejected(runner):
     assert len(kept) == 1 and "liveness" in json.loads(kept[0].detail)["check"]
     side = OutputSide({ref.system_module: kept[0].text}, ref.system_module)
     assert not any(BehaviorGrader(ref, runner, mappings=p).grade(side).passed for p in ("refinement", "renaming"))
+
+
+def test_the_recorded_counterexample_holds_no_date_or_wall_time():
+    """A kept hard negative's detail is the same bytes on a rerun: TLC's finishing lines
+    (wall time, date) are placeholders, the violation and the trace as TLC wrote them."""
+    from alias.grade.hardneg import counterexample
+
+    def run(at: str) -> list[str]:
+        return counterexample(f"TLC2 Version 2.19\nError: Invariant Inv is violated.\nError: The behavior up to "
+                              f"this point is:\nState 1: <Initial predicate>\nx = 1\n\nFinished checking temporal "
+                              f"properties in 00s at {at}\nFinished in 01s at ({at})\n")
+
+    a, b = run("2026-12-05 02:25:07"), run("2026-12-05 04:35:06")
+    assert a == b and a[:4] == ["Error: Invariant Inv is violated.", "Error: The behavior up to this point is:",
+                                "State 1: <Initial predicate>", "x = 1"]
+    assert not any("2026" in ln for ln in a)

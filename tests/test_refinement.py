@@ -2,6 +2,7 @@
 real TLC checks of outputs the paper's renaming procedure rejects."""
 from __future__ import annotations
 
+import copy
 import textwrap
 
 import pytest
@@ -193,6 +194,31 @@ def test_check_mapping_confirms_a_known_mapping_and_refuses_a_wrong_one(ctr):
     assert grader.check_mapping(out, good, {"Max": "Max"}).passed
     bad = grader.check_mapping(out, swapped, {"Max": "Max"})
     assert not bad.passed and bad.reason.startswith("forward_")
+
+
+
+@pytest.mark.tlc
+def test_an_outputs_run_keys_do_not_depend_on_the_grading_order(ctr):
+    """The reference's dumps are made once per grader and shared by its outputs: each output
+    that uses them names their runs, whichever output came first (reruns give the same
+    ``run_keys``)."""
+    ref, runner = ctr
+    a, b = (OutputSide({"Ctr": VARIANTS[n]}, "Ctr") for n in sorted(VARIANTS)[:2])
+
+    def keys(order):
+        grader = BehaviorGrader(ref, runner)
+        got = {}
+        for name, out in order:
+            worker = copy.copy(grader)
+            worker.runner = runner.child()
+            worker._grade(out)
+            got[name] = sorted({c.run_key for c in worker.runner.calls})
+        return got
+
+    first, second = keys([("a", a), ("b", b)]), keys([("b", b), ("a", a)])
+    assert first == second
+    shared = set(first["a"]) & set(first["b"])
+    assert any(k.startswith("dot-") for k in shared), shared
 
 
 INIT_NEXT_CFG = "CONSTANT Max = 3\nINIT Init\nNEXT Next\nINVARIANT TypeOK\n"

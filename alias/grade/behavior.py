@@ -425,32 +425,32 @@ class BehaviorGrader:
     def reference_graph(self):
         """R's state graph (the cfg without invariants, properties, view; deadlock
         allowed), or None; cached per grader."""
-        if "graph" not in self._shared:
-            text, flags = self._reference_graph_cfg()
-            self._shared["graph"] = self._dump(self.ref.files, self.ref.model_module, text, flags, "graph_reference")
-        return self._shared["graph"]
+        text, flags = self._reference_graph_cfg()
+        return self._once("graph", lambda: self._dump(self.ref.files, self.ref.model_module, text, flags,
+                                                      "graph_reference"))
 
     def reference_side(self):
         """R's states for the refinement search (:class:`alias.grade.refinement.Side`):
         every reachable state within the profile limits, else its initial states; None
         when TLC gives neither. Cached per grader."""
-        if "side" not in self._shared:
-            names = {v: v for v in self.r_vars}
-            c = self._cfg_base()
-            c.check_deadlock, c.view = False, None
-            c.constraints = list(c.constraints) + ["AliasProfileCap"]
-            text, flags = self._write(c)
-            files = dict(self.ref.files)
-            files[f"{PROFILE_REF}.tla"] = _module(PROFILE_REF, "\n".join([f"EXTENDS {self.ref.model_module}"]
-                                                                          + br.PROFILE_CAP) + "\n")
-            g = self._dump(files, PROFILE_REF, text, flags, "profile_reference", profile=True)
-            side = None if g is None else br.graph_side(g, names)
-            if side is None:
-                init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
-                                        None if self.cfg.specification else self.cfg.init, profile=True)
-                side = None if init is None else br.graph_side(init, names, reachable=False)
-            self._shared["side"] = side
-        return self._shared["side"]
+        return self._once("side", self._reference_side)
+
+    def _reference_side(self):
+        names = {v: v for v in self.r_vars}
+        c = self._cfg_base()
+        c.check_deadlock, c.view = False, None
+        c.constraints = list(c.constraints) + ["AliasProfileCap"]
+        text, flags = self._write(c)
+        files = dict(self.ref.files)
+        files[f"{PROFILE_REF}.tla"] = _module(PROFILE_REF, "\n".join([f"EXTENDS {self.ref.model_module}"]
+                                                                      + br.PROFILE_CAP) + "\n")
+        g = self._dump(files, PROFILE_REF, text, flags, "profile_reference", profile=True)
+        side = None if g is None else br.graph_side(g, names)
+        if side is None:
+            init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
+                                    None if self.cfg.specification else self.cfg.init, profile=True)
+            side = None if init is None else br.graph_side(init, names, reachable=False)
+        return side
 
     def _positional_spec(self, g_texts: list[str], model: str):
         """``(model, name, shape)`` of the output definition at the position of the
@@ -700,16 +700,22 @@ class BehaviorGrader:
         """The reference's initial values per variable, computed once per grader; every
         output that uses them records the TLC run they came from (as cached after the
         first), so its ``run_keys`` do not depend on which output came first."""
-        if "init" not in self._shared:
+        init = None if self.cfg.specification else self.cfg.init
+        return self._once("init", lambda: self._init_values(self.ref.files, self.ref.model_module, self.r_vars, init))
+
+    def _once(self, key: str, compute):
+        """``compute()`` once per grader (shared by its per-output copies); every output
+        that uses the result records the tool runs it came from (as cached after the first),
+        so an output's ``run_keys`` do not depend on which output came first."""
+        if key not in self._shared:
             before = len(self.runner.calls)
-            init = None if self.cfg.specification else self.cfg.init
-            values = self._init_values(self.ref.files, self.ref.model_module, self.r_vars, init)
-            self._shared["init_calls"] = list(self.runner.calls[before:])
-            self._shared["init"] = values
+            value = compute()
+            self._shared[f"{key}_calls"] = list(self.runner.calls[before:])
+            self._shared[key] = value
         else:
-            for c in self._shared.get("init_calls", []):
+            for c in self._shared.get(f"{key}_calls", []):
                 self.runner._record(replace(c, cached=True, wall_s=0.0))
-        return self._shared["init"]
+        return self._shared[key]
 
     # ------------------------------------------------------------------ main
     def grade(self, out: OutputSide) -> BehaviorVerdict:

@@ -69,6 +69,7 @@ from alias.grade.mutants import (_DEF_TYPES, Mutant, _conjuncts, _flatten, _infi
                                  _strip_parens, _walk, generate_mutants)
 from alias.tla.cfg import Cfg, parse_cfg
 from alias.tla.syntax import parse
+from alias.tla.tlc_output import stable_log
 
 #: An edit: (start byte, end byte, replacement bytes) of the original module.
 Edit = tuple[int, int, bytes]
@@ -562,8 +563,9 @@ class _Recorder(ToolRunner):
 
 def counterexample(output: str, lines: int = TRACE_LINES) -> list[str]:
     """The first ``lines`` non-empty lines of TLC's output from its first ``Error:`` line
-    (the violation and the start of the behavior TLC prints)."""
-    out = (output or "").splitlines()
+    (the violation and the start of the behavior TLC prints), dates and wall times replaced
+    by placeholders (:func:`~alias.tla.tlc_output.stable_log`: a rerun writes the same)."""
+    out = stable_log(output or "").splitlines()
     start = next((i for i, ln in enumerate(out) if ln.startswith("Error:")), None)
     if start is None:
         return []
