@@ -251,3 +251,23 @@ def test_a_redundant_reference_variable_is_derived_from_the_one_it_follows():
     ref = to_refinement(m, lambda v: v, lambda v: v)
     assert ref.forward["phase"].startswith("[AliasQ") and 'AliasX1 = "busy" -> "run"' in ref.forward["phase"]
     assert ref.inverse == {"s": "st"}  # G is recovered from R: the reverse check runs as usual
+
+
+def test_a_re_encoding_tlc_found_undefined_prunes_every_mapping_that_uses_it():
+    """A forward check that stops on ``CASE with no conditions true`` in a re-encoding (a
+    value of G outside the encoding's domain) rules out every later mapping with the same
+    encoded expression and arms, whatever its bound names; a longer CASE (more arms) or the
+    same arms over another G expression is still checked."""
+    from alias.grade.behavior_refine import Refiner
+
+    r = Refiner(None, None, None)
+    line = 'AliasE_0 == (LET AliasX3 == AliasV_pc[2] IN CASE AliasX3 = "ncs" -> 0)'
+    r._forward_text = "---- MODULE AliasForward ----\n" + line + "\n===="
+    a = line.index("CASE") + 1
+    r._learn_undefined("The exception was a java.lang.RuntimeException\n: Attempted to evaluate a CASE with no "
+                       f"conditions true.\nline 2, col {a} to line 2, col {len(line) - 1} of module AliasForward")
+    assert r.undefined == {'LET _ == AliasV_pc[2] IN CASE _ = "ncs" -> 0'}
+    assert r._undefined_in({"x": '(LET AliasX1 == AliasV_pc[2] IN CASE AliasX1 = "ncs" -> 0)', "y": "AliasV_y"})
+    assert r._undefined_in({"x": '(LET AliasX1 == AliasV_pc[2] IN CASE AliasX1 = "ncs" -> 0 '
+                                 '[] AliasX1 = "cs" -> 1)'}) is None
+    assert r._undefined_in({"x": '(LET AliasX1 == AliasV_pc[1] IN CASE AliasX1 = "ncs" -> 0)'}) is None

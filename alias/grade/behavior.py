@@ -675,9 +675,11 @@ class BehaviorGrader:
         key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags) + \
             (f"-cap{cap}" if profile else "")
         hit = self.runner.load_extra(key)
+        self.dump_error = None  # TLC's message where the dump failed (the refinement search reads it)
         if hit is not None:
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
             if hit.get("kind") != "success":
+                self.dump_error = hit.get("error")
                 return None
             return self.sg.StateGraph(nodes=hit["nodes"], edges=[tuple(e) for e in hit["edges"]],
                                       initial=hit["initial"])
@@ -692,8 +694,9 @@ class BehaviorGrader:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
                                           "initial": g.initial})
             return g
+        self.dump_error = tlc.error_message if tlc else None
         if g.kind not in ("timeout", "crash"):
-            self.runner.store_extra(key, {"kind": g.kind})
+            self.runner.store_extra(key, {"kind": g.kind, "error": self.dump_error})
         return None
 
     def reference_init_values(self) -> dict[str, frozenset] | None:

@@ -33,6 +33,7 @@ declared in the root. Model values a re-encoding names are root constants
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 
 from alias.grade.refinement import Match, Refinement, Search, Side, to_refinement
@@ -44,6 +45,11 @@ from alias.tla.syntax import module_info, parse
 FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
 PROFILE = "AliasProfile"
+#: TLC's report of a CASE of the forward module with no true arm: a value of G outside a
+#: re-encoding's domain (the encoding was read off G's initial states only).
+_NO_CASE_ARM = re.compile(r"CASE with no conditions true\.\s*line (\d+), col (\d+) to line (\d+), col (\d+) "
+                          rf"of module {FORWARD}\b")
+_FRESH = re.compile(r"\bAlias[A-Z]\d+\b")
 VAR_PREFIX = "AliasV_"
 #: Limits of the state dumps that prune the search: distinct states (TLC stops exploring
 #: there: a CONSTRAINT on ``TLCGet("distinct")``, deterministic with one TLC worker) and
@@ -52,6 +58,10 @@ VAR_PREFIX = "AliasV_"
 #: verdict, do not depend on the machine's speed.
 PROFILE_MAX_STATES = 50_000
 PROFILE_MAX_BYTES = 20_000_000
+#: The data-graph path's product graph stops at this many times R's states (at least
+#: PROFILE_MAX_STATES): a larger one is not compared (without a bound on G alone, TLC would
+#: run it to its time limit), and the path fails with ``data_graph_unavailable``.
+GRAPH_CAP_FACTOR = 10
 #: Root definitions of the state limit (named instances of TLC and Naturals: no clash with
 #: a module's own definitions).
 PROFILE_CAP = ["AliasCapTLC == INSTANCE TLC", "AliasCapNat == INSTANCE Naturals",
@@ -88,6 +98,9 @@ class Refiner:
         self.tried = 0
         #: whether a search ran on both modules' dumps (and found no mapping to check)
         self.searched = False
+        #: re-encodings (CASE expressions, bound names blanked) that TLC found undefined on
+        #: a reachable state of G: every mapping that uses one fails its forward check
+        self.undefined: set[str] = set()
 
     # ------------------------------------------------------------------ staging
     def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
@@ -189,7 +202,35 @@ class Refiner:
         c.invariants = [f"AliasRefInv{i}" for i in range(len(gr.cfg.invariants))]
         c.properties = ["AliasRefSpec"] + [f"AliasRefProp{i}" for i in range(len(gr.cfg.properties))]
         text, flags = gr._write(c)
+        self._forward_text = files[f"{FORWARD}.tla"]
         return gr._tlc(files, FORWARD, text, flags, "forward_refinement")
+
+    def _learn_undefined(self, detail: str) -> None:
+        """Remember the re-encoding a forward check's ``CASE with no conditions true``
+        points at (a span of one line of the forward module)."""
+        m = _NO_CASE_ARM.search(detail)
+        if m is None or m.group(1) != m.group(3):
+            return
+        lines = getattr(self, "_forward_text", "").splitlines()
+        line, a, b = int(m.group(1)), int(m.group(2)), int(m.group(4))
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        case = text[a - 1:b]
+        bound = re.match(r"CASE (Alias[A-Z]\d+) = ", case)
+        start = text.rfind(f"LET {bound.group(1)} == ", 0, a) if bound else -1
+        if start >= 0:  # the encoded expression and its arms: "LET X == e IN CASE X = v -> w [] ..."
+            self.undefined.add(_FRESH.sub("_", text[start:b]))
+
+    def _undefined_in(self, exprs: dict[str, str]) -> str | None:
+        """A remembered undefined re-encoding that the expressions ``exprs`` (R variable ->
+        expression over G) use, or None."""
+        if not self.undefined:
+            return None
+        text = _FRESH.sub("_", "\n".join(exprs.values()))
+        for d in sorted(self.undefined):
+            # the whole CASE: a longer one (more arms) starting alike may be defined
+            if any(not text.startswith(" []", i + len(d)) for i in _find_all(text, d)):
+                return d
+        return None
 
     def reverse(self, st: Staged, ref: Refinement):
         """TLC runs R and checks G's safety formula with G's variables as expressions over R's."""
@@ -235,12 +276,28 @@ class Refiner:
         v.mapping = {"variables": to_refinement(m, lambda x: x).forward, "constants": dict(st.consts),
                      "labels": {}, **m.describe()}
         rg = gr.reference_graph()
-        files, c = self._root(st, FORWARD, ref, self._product(st, exprs))
+        dead = self._undefined_in({x: exprs[x] for x in data})
+        if dead is not None:
+            v.attempts.append(f"data graph {m.describe()['leaves']}: not run, its re-encoding {dead} is undefined "
+                              "on a reachable state of the output (TLC, an earlier mapping)")
+            return "data_graph_unavailable"
+        # G alone may have no state bound: the product's graph stops at a multiple of R's
+        # (a count of states, not seconds), and one that reaches it is not compared
+        cap = max(PROFILE_MAX_STATES, GRAPH_CAP_FACTOR * len(rg.nodes)) if rg is not None else PROFILE_MAX_STATES
+        body = self._product(st, exprs) + PROFILE_CAP[:2] + [
+            f'AliasGraphCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {cap})']
+        files, c = self._root(st, FORWARD, ref, body)
         c.specification, c.init, c.next, c.view = "AliasFSpec", None, None, None
+        c.constraints = list(c.constraints) + ["AliasGraphCap"]
         c.check_deadlock = False
         text, flags = gr._write(c)
         pg = gr._dump(files, FORWARD, text, flags, "graph_data_mapping")
+        if pg is not None and len(pg.nodes) >= cap:
+            v.attempts.append(f"data graph {m.describe()['leaves']}: the output's graph reaches {cap:,} states")
+            return "data_graph_unavailable"
         if rg is None or pg is None:
+            self._forward_text = files[f"{FORWARD}.tla"]
+            self._learn_undefined(gr.dump_error or "")
             v.attempts.append(f"data graph {m.describe()['leaves']}: state graph not available")
             return "data_graph_unavailable"
         same, w = gr.sg.equivalent_observable(gr.sg.project(rg, data), gr.sg.project(pg, data))
@@ -278,6 +335,9 @@ class Refiner:
         data = [x for x in self.gr.r_vars if x not in self.gr.r_control]
         if r_side is None or not data:
             return "no_data_variables"
+        if self.gr.reference_graph() is None:  # nothing to compare any mapping's graph with
+            self.v.attempts.append("data graph: the reference's state graph is not available (over the dump limits)")
+            return "data_graph_unavailable"
         r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
                       [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
         reason = "no_refinement_mapping_fits"
@@ -376,9 +436,14 @@ class Refiner:
 
     def check(self, st: Staged, m: Match) -> str | None:
         """Forward and reverse checks of one mapping; None on a pass, else a reason."""
-        self.tried += 1
         ref = to_refinement(m, g_name)
         v = self.v
+        dead = self._undefined_in(ref.forward)
+        if dead is not None:
+            v.attempts.append(f"refinement {m.describe()['leaves']}: not run, its re-encoding {dead} is undefined on "
+                              "a reachable state of the output (TLC, an earlier mapping)")
+            return "forward_eval_error"
+        self.tried += 1
         shown = to_refinement(m, lambda x: x)
         v.mapping = {"variables": shown.forward, "constants": dict(st.consts), "labels": {},
                      **m.describe()}
@@ -387,6 +452,7 @@ class Refiner:
         desc = m.describe()["leaves"]
         if not fwd.passed:
             v.attempts.append(f"refinement {desc}: forward {fwd.kind}: {(fwd.detail or '')[:200]}")
+            self._learn_undefined(fwd.detail or "")
             return f"forward_{fwd.kind}"
         if ref.inverse is not None:
             rev = self.reverse(st, ref)
@@ -399,6 +465,13 @@ class Refiner:
             v.reverse, v.error_text = kind, None if ok else detail
         v.attempts.append(f"refinement {desc}: forward passes, reverse {kind}")
         return None if ok else f"reverse_{kind}"
+
+
+def _find_all(text: str, sub: str):
+    i = text.find(sub)
+    while i >= 0:
+        yield i
+        i = text.find(sub, i + 1)
 
 
 def explicit_substitutions(files: dict[str, str], renamed: dict[str, str], staged: set[str]) -> dict[str, str]:
