@@ -101,6 +101,8 @@ class Refiner:
         #: re-encodings (CASE expressions, bound names blanked) that TLC found undefined on
         #: a reachable state of G: every mapping that uses one fails its forward check
         self.undefined: set[str] = set()
+        #: the last forward module sent to TLC (where a reported span is read)
+        self._forward_text = ""
 
     # ------------------------------------------------------------------ staging
     def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
@@ -211,7 +213,7 @@ class Refiner:
         m = _NO_CASE_ARM.search(detail)
         if m is None or m.group(1) != m.group(3):
             return
-        lines = getattr(self, "_forward_text", "").splitlines()
+        lines = self._forward_text.splitlines()
         line, a, b = int(m.group(1)), int(m.group(2)), int(m.group(4))
         text = lines[line - 1] if 0 < line <= len(lines) else ""
         case = text[a - 1:b]
