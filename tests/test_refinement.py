@@ -10,7 +10,8 @@ import pytest
 from alias.corpus.testset import Reference
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.refinement import Encoding, Leaf, Match, Pair, Search, Side, encodings, to_refinement
+from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Search, Side, encodings, max_matching,
+                                    to_refinement)
 from alias.tla.values import Bool, Fcn, ModelValue, Rec, Seq, Str, parse_value, to_tla
 
 
@@ -86,6 +87,26 @@ def test_a_search_of_many_alike_variables_stops_at_its_budget():
     cut = Search(r, g, subset=False, budget=10_000)
     assert list(cut.matches()) == [] and cut.exhausted and 10_000 < cut.rows_compared <= 10_008
     assert cut.tried_pairs < full.tried_pairs
+
+
+def test_more_alike_reference_variables_than_output_variables_end_the_search_at_once():
+    # 12 R variables, each 0 or 1, fit each of G's 4 alike ones alone: no assignment gives
+    # them 12 distinct G variables, and a maximum matching (4) says so before any pair is tried
+    # (without it the search enumerated 12 x 11 x 10 x 9 partial assignments to its budget)
+    r_names, g_names = [f"r{i}" for i in range(12)], [f"g{i}" for i in range(4)]
+    r_states = [{n: str(k) for n in r_names} for k in (0, 1)]
+    g_states = [{n: str(k) for n in g_names} for k in (0, 1)]
+    search = Search(Side(r_names, r_states, r_states), Side(g_names, g_states, g_states), subset=False)
+    assert list(search.matches()) == [] and not search.exhausted
+    assert search.tried_pairs == 0 and search.shortfall == (12, 4)
+    assert "12 variables and fields need distinct output counterparts" in search.explain()
+    assert "at most 4 of them" in search.explain()
+
+
+def test_max_matching_finds_augmenting_paths():
+    assert max_matching({"a": ["x", "y"], "b": ["x"], "c": ["y", "z"]}) == 3
+    assert max_matching({"a": ["x"], "b": ["x"], "c": ["x", "y"]}) == 2
+    assert max_matching({"a": [], "b": ["x"]}) == 1
 
 
 def test_a_split_variable_is_built_back_and_inverted():

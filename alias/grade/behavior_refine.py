@@ -333,27 +333,32 @@ class Refiner:
 
     def run_data_graph(self, g_vars: list[str], g_consts: list[str], limit: int) -> str | None:
         """:meth:`data_graph` over the mappings of R's data variables the dumps allow."""
-        r_side = self.gr.reference_side()
         data = [x for x in self.gr.r_vars if x not in self.gr.r_control]
-        if r_side is None or not data:
+        if not data:
             return "no_data_variables"
-        if self.gr.reference_graph() is None:  # nothing to compare any mapping's graph with
-            self.v.attempts.append("data graph: the reference's state graph is not available (over the dump limits)")
-            return "data_graph_unavailable"
-        r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
-                      [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
-        reason = "no_refinement_mapping_fits"
+        reason, r_data = "no_refinement_mapping_fits", None
         for cm in constant_maps(self.gr.r_consts, g_consts):
             st = self.stage(cm, g_vars, g_consts)
             if isinstance(st, str):
                 reason = st
                 continue
-            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
+            if r_data is None:
+                r_side = self.gr.reference_side()
+                if r_side is None:
+                    return "no_data_variables"
+                r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
+                              [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
+            g_side = self.profile(st, reachable=r_data.reachable and not self.gr.constrained)
             if g_side is None:
                 continue
             for m in Search(r_data, g_side, subset=True).matches(limit):
                 if self.tried >= limit:
                     return "search_cut"
+                # R's graph only once some mapping fits the dumps (TLC may run it to its limit)
+                if self.gr.reference_graph() is None:  # nothing to compare any mapping's graph with
+                    self.v.attempts.append("data graph: the reference's state graph is not available "
+                                           "(over the dump limits)")
+                    return "data_graph_unavailable"
                 reason = self.data_graph(st, m)
                 if reason is None:
                     return None
@@ -395,15 +400,16 @@ class Refiner:
         """Search and check mappings under each constant map; ``None`` on a pass, else
         the reason of the last failure. ``skip``: renaming maps the paper's procedure
         already tried, as ``(frozenset(constant map), frozenset(variable map))``."""
-        reason = None
-        r_side = self.gr.reference_side()
-        if r_side is None:
-            return "reference_profile_unavailable"
+        reason, r_side = None, None
         for cm in constant_maps(self.gr.r_consts, g_consts):
             st = self.stage(cm, g_vars, g_consts)
             if isinstance(st, str):
                 reason = st
                 continue
+            if r_side is None:  # R's dump only once some constant map stages the output
+                r_side = self.gr.reference_side()
+                if r_side is None:
+                    return "reference_profile_unavailable"
             # G alone has no state constraint: where R needs one (or R's own dump is too
             # large), G's reachable states would run to the limit; its initial states prune
             g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)

@@ -352,6 +352,9 @@ class Search:
         self.joint = max(len(r.states), len(g.states)) <= joint_limit
         self.tried_pairs = 0
         self.budget, self.rows_compared, self.exhausted = budget, 0, False
+        #: (R leaves, most of them distinct G leaves fit) of the decomposition closest to a
+        #: matching, where none had one (:meth:`explain`)
+        self.shortfall: tuple[int, int] | None = None
 
     def _parse(self, text: str) -> Value:
         v = self._parsed.get(text)
@@ -492,6 +495,10 @@ class Search:
                                              f"initially {show(self.g, near, True)}")
             return (f"no output variable, field or encoding takes the values of reference variable {v} "
                     f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
+        if self.shortfall is not None:
+            need, fit = self.shortfall
+            return (f"the reference's {need} variables and fields need distinct output counterparts, but the "
+                    f"output's values fit at most {fit} of them at once")
         return ("every reference variable has output counterparts, but under no joint assignment are the "
                 "reference's states the output's states, mapped")
 
@@ -515,6 +522,14 @@ class Search:
     def _assign(self, r_leaves: list[Leaf]) -> Iterator[tuple[list[Pair], dict[str, int]]]:
         cands = {a: self._compatible(a) for a in r_leaves}
         if any(not c for c in cands.values()):
+            return
+        # each R leaf needs a G leaf of its own: where no matching of R leaves to distinct
+        # compatible G leaves covers them all, no assignment does (Hall), and the search
+        # below would enumerate partial assignments to its budget before it ends empty
+        fitting = max_matching({a: list(dict.fromkeys(b for b, _ in c)) for a, c in cands.items()})
+        if fitting < len(r_leaves):
+            if self.shortfall is None or fitting - len(r_leaves) > self.shortfall[1] - self.shortfall[0]:
+                self.shortfall = (len(r_leaves), fitting)
             return
         order = sorted(r_leaves, key=lambda a: (len(cands[a]), self.r.variables.index(a.var)))
 
@@ -543,6 +558,24 @@ class Search:
                 cur.pop()
 
         yield from rec(0, set(), {}, [])
+
+
+def max_matching(options: dict) -> int:
+    """The size of a maximum matching of the keys of ``options`` (each to one of its listed
+    values, no value twice): Kuhn's augmenting paths, O(keys x edges)."""
+    owner: dict = {}
+
+    def augment(a, seen: set) -> bool:
+        for b in options[a]:
+            if b in seen:
+                continue
+            seen.add(b)
+            if b not in owner or augment(owner[b], seen):
+                owner[b] = a
+                return True
+        return False
+
+    return sum(augment(a, set()) for a in options)
 
 
 # --------------------------------------------------------------------------- TLA+ text
