@@ -953,3 +953,20 @@ def test_parse_error_ends_the_map_search(runner):
     bv = grade_behavior(REFS["Lamp"], SYNTAX_ERROR, runner)
     assert not bv.passed and bv.reason == "forward_parse_error"
     assert bv.maps_tried == 1, bv.attempts
+
+
+@pytest.mark.tlc
+def test_the_data_graph_path_stops_at_its_state_budget(runner, monkeypatch):
+    """A wrong PlusCal output (10c): its refinement data-graph path dumps a mapping's product
+    graph; with the path's budget at 0 states it dumps none and says so (a count of states,
+    not seconds), and the verdict is the same failure."""
+    from alias.grade import behavior_refine as br
+    case = CASE_BY_ID["10c_pluscal_no_wait"]
+    full = grade_behavior(REFS[case.ref], case.text, runner, max_maps=case.max_maps, mappings="refinement")
+    monkeypatch.setattr(br, "DATA_GRAPH_BUDGET_STATES", 0)
+    cut = grade_behavior(REFS[case.ref], case.text, runner, max_maps=case.max_maps, mappings="refinement")
+    dumped = [a for a in full.attempts if a.startswith("data graph {")]
+    assert len(dumped) == 1 and "differs" in dumped[0], full.attempts
+    assert not [a for a in cut.attempts if a.startswith("data graph {")], cut.attempts
+    assert "data graph: stopped after dumping 0 states of the output's product graphs" in cut.attempts
+    assert not full.passed and not cut.passed and cut.reason == full.reason

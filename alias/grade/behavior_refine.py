@@ -62,6 +62,12 @@ PROFILE_MAX_BYTES = 20_000_000
 #: PROFILE_MAX_STATES): a larger one is not compared (without a bound on G alone, TLC would
 #: run it to its time limit), and the path fails with ``data_graph_unavailable``.
 GRAPH_CAP_FACTOR = 10
+#: The most product-graph states the data-graph path dumps and compares for one output
+#: (summed over its mappings; checked before each dump): a wrong
+#: output of a PlusCal reference has every surviving mapping dumped, and one control (a
+#: mutant of TLA+-Bench 1103) held a worker for over 13 minutes parsing such graphs.
+#: Past it the path stops (attempt line); states, not seconds.
+DATA_GRAPH_BUDGET_STATES = 1_000_000
 #: Root definitions of the state limit (named instances of TLC and Naturals: no clash with
 #: a module's own definitions).
 PROFILE_CAP = ["AliasCapTLC == INSTANCE TLC", "AliasCapNat == INSTANCE Naturals",
@@ -103,6 +109,8 @@ class Refiner:
         self.undefined: set[str] = set()
         #: the last forward module sent to TLC (where a reported span is read)
         self._forward_text = ""
+        #: product-graph states the data-graph path has dumped (:data:`DATA_GRAPH_BUDGET_STATES`)
+        self.graph_states = 0
 
     # ------------------------------------------------------------------ staging
     def stage(self, cm: dict[str, str], g_vars: list[str], g_consts: list[str]) -> Staged | str:
@@ -294,6 +302,7 @@ class Refiner:
         c.check_deadlock = False
         text, flags = gr._write(c)
         pg = gr._dump(files, FORWARD, text, flags, "graph_data_mapping")
+        self.graph_states += 0 if pg is None else len(pg.nodes)
         if pg is not None and len(pg.nodes) >= cap:
             v.attempts.append(f"data graph {m.describe()['leaves']}: the output's graph reaches {cap:,} states")
             return "data_graph_unavailable"
@@ -359,6 +368,10 @@ class Refiner:
                     self.v.attempts.append("data graph: the reference's state graph is not available "
                                            "(over the dump limits)")
                     return "data_graph_unavailable"
+                if self.graph_states >= DATA_GRAPH_BUDGET_STATES:
+                    self.v.attempts.append(f"data graph: stopped after dumping {self.graph_states:,} states of "
+                                           "the output's product graphs")
+                    return "data_graph_budget_exhausted"
                 reason = self.data_graph(st, m)
                 if reason is None:
                     return None

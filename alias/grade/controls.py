@@ -422,7 +422,7 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     (Table J.1).  ``retry_timeouts``: see :func:`alias.grade.run.grade_samples`.
 
     Building and grading run on ``executor`` (default: a local pool of ``parallel``
-    processes). Tasks are processed in chunks of ``2 * parallel`` (cheapest first, by the manifest
+    processes). Tasks are processed in chunks of ``8 * parallel`` (cheapest first, by the manifest
     runtime order of ``tasks``); the Parquet files are rewritten after every chunk, so a
     long run can be read while it goes and a killed one resumes from its journal and
     tool cache.  Only ``control:self`` gets the parse and name grades (the name grade
@@ -451,7 +451,7 @@ def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out
     pool = executor or LocalExecutor(max(1, parallel))
     controls: list[Control] = []
     verdicts = pd.DataFrame()
-    step = max(1, 2 * parallel)
+    step = max(1, 8 * parallel)  # each chunk ends at its slowest build and slowest grading: few chunks
     try:
         for i in range(0, max(len(eligible), 1), step):
             jobs = [BuildJob(refs[(t, "original")], refs.get((t, "random"))) for t in eligible[i:i + step]]
