@@ -292,3 +292,21 @@ def test_a_re_encoding_tlc_found_undefined_prunes_every_mapping_that_uses_it():
     assert r._undefined_in({"x": '(LET AliasX1 == AliasV_pc[2] IN CASE AliasX1 = "ncs" -> 0 '
                                  '[] AliasX1 = "cs" -> 1)'}) is None
     assert r._undefined_in({"x": '(LET AliasX1 == AliasV_pc[1] IN CASE AliasX1 = "ncs" -> 0)'}) is None
+
+
+def test_a_mapping_whose_steps_differ_is_not_sent_to_tlc():
+    # R counts 0 -> 1 -> 2 -> 0; G visits the same three values in the other order. The state
+    # sets are equal, so the state search keeps the identity mapping; G's step 0 -> 2 is no
+    # step of R's, which the forward check's [][Next]_x would reject: steps_fit says so first
+    r_states = [{"x": "0"}, {"x": "1"}, {"x": "2"}]
+    g_states = [{"x": "0"}, {"x": "2"}, {"x": "1"}]
+    ring = ((0, 1), (1, 2), (2, 0))
+    r, g = Side(["x"], r_states, r_states[:1], edges=ring), Side(["x"], g_states, g_states[:1], edges=ring)
+    search = Search(r, g, subset=False)
+    (m,) = list(search.matches())
+    assert not search.steps_fit(m) and search.step_misfits == 1
+    assert search.step_witness == "[x = 0] -> [x = 2]"
+    assert "some step of the output is no step of the reference" in search.explain()
+    same = Search(r, Side(["x"], r_states, r_states[:1], edges=ring + ((1, 1),)), subset=False)
+    assert all(same.steps_fit(m) for m in same.matches())  # a stutter of G maps to R's stutter
+    assert Search(r, g, subset=True).steps_fit(m)  # a subset dump cannot tell

@@ -67,7 +67,7 @@ GRAPH_CAP_FACTOR = 10
 #: output of a PlusCal reference has every surviving mapping dumped, and one control (a
 #: mutant of TLA+-Bench 1103) held a worker for over 13 minutes parsing such graphs.
 #: Past it the path stops (attempt line); states, not seconds.
-DATA_GRAPH_BUDGET_STATES = 1_000_000
+DATA_GRAPH_BUDGET_STATES = 250_000
 #: Root definitions of the state limit (named instances of TLC and Naturals: no clash with
 #: a module's own definitions).
 PROFILE_CAP = ["AliasCapTLC == INSTANCE TLC", "AliasCapNat == INSTANCE Naturals",
@@ -432,6 +432,8 @@ class Refiner:
             search = Search(r_side, g_side, subset=self.gr.restricted_exploration)
             found = False
             for m in search.matches(limit):
+                if not search.steps_fit(m):  # no TLC run: a step of G's dump maps to no step of R's
+                    continue
                 found = True
                 if m.is_renaming and (frozenset(cm.items()), frozenset(m.renaming.items())) in skip:
                     continue
@@ -444,6 +446,9 @@ class Refiner:
             if search.exhausted:
                 self.v.attempts.append(f"refinement search stopped after comparing {search.rows_compared:,} state "
                                        f"rows ({search.tried_pairs:,} pairs tried)")
+            if search.step_misfits and found:
+                self.v.attempts.append(f"refinement search: {search.step_misfits} mappings not run by TLC (a step "
+                                       f"of the output maps to no step of the reference: {search.step_witness[:200]})")
             if not found and search.exhausted:
                 reason = "search_budget_exhausted"
                 self.v.error_text = (f"the refinement search compared {search.rows_compared:,} state rows "
@@ -533,8 +538,10 @@ def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
     """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
     name; others dropped), values as TLC's texts."""
     states = {nid: {names[k]: x for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
+    index = {nid: i for i, nid in enumerate(states)}
+    edges = tuple((index[a], index[b]) for a, b in g.edges if a in index and b in index) if reachable else ()
     return Side(list(names.values()), list(states.values()), [states[i] for i in g.initial if i in states],
-                reachable)
+                reachable, edges)
 
 
 def constant_maps(r_consts: list[str], g_consts: list[str], limit: int = 24):

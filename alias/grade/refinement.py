@@ -231,6 +231,8 @@ class Side:
     states: list[dict[str, str]]
     initial: list[dict[str, str]]
     reachable: bool = True
+    #: the steps of the dump, ``(i, j)`` indices into ``states`` (empty where not known)
+    edges: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -355,6 +357,9 @@ class Search:
         #: (R leaves, most of them distinct G leaves fit) of the decomposition closest to a
         #: matching, where none had one (:meth:`explain`)
         self.shortfall: tuple[int, int] | None = None
+        #: mappings whose states fit but some step of G's does not map to one of R's
+        #: (:meth:`steps_fit`), and the first such step, mapped
+        self.step_misfits, self.step_witness = 0, ""
 
     def _parse(self, text: str) -> Value:
         v = self._parsed.get(text)
@@ -479,6 +484,32 @@ class Search:
                 if n >= limit:
                     return
 
+    def steps_fit(self, m: Match) -> bool:
+        """Whether every step of G's dump, mapped by ``m`` onto R's paired leaves, is a step of
+        R's dump or a stutter: necessary for the forward check (``[][Next]_vars`` of R) where
+        both dumps hold every reachable state and step and the state sets must be equal (not
+        ``subset``). True where the dumps cannot tell; a misfit is counted
+        (``step_misfits``) and the first one kept (``step_witness``)."""
+        if self.subset or not (self.r.reachable and self.g.reachable and self.r.edges and self.g.edges):
+            return True
+        flags = [self._parsed_pair(p.r, p.g, p.enc) for p in m.pairs]
+        rc = [self._column("r", p.r, False, parsed=f) for p, f in zip(m.pairs, flags)]
+        gc = [self._column("g", p.g, False, p.enc, parsed=f) for p, f in zip(m.pairs, flags)]
+        if any(c is None for c in rc + gc):
+            return True
+        rt, gt = list(zip(*rc)), list(zip(*gc))
+        r_steps = {(rt[i], rt[j]) for i, j in self.r.edges}
+        for i, j in self.g.edges:
+            if gt[i] != gt[j] and (gt[i], gt[j]) not in r_steps:
+                self.step_misfits += 1
+                if not self.step_witness:
+                    leaves = [str(p.r) for p in m.pairs]
+                    show = lambda t: ", ".join(f"{n} = {to_tla(v, str) if not isinstance(v, str) else v}"  # noqa: E731
+                                               for n, v in zip(leaves, t))
+                    self.step_witness = f"[{show(gt[i])}] -> [{show(gt[j])}]"
+                return False
+        return True
+
     def explain(self) -> str:
         """Why no mapping fits, from the dumps: the first reference variable no output leaf
         fits (its values and initial values beside those of the output variable nearest by
@@ -495,6 +526,9 @@ class Search:
                                              f"initially {show(self.g, near, True)}")
             return (f"no output variable, field or encoding takes the values of reference variable {v} "
                     f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
+        if self.step_misfits:
+            return (f"under each of the {self.step_misfits} mappings whose states fit, some step of the output "
+                    f"is no step of the reference (first: {self.step_witness[:300]})")
         if self.shortfall is not None:
             need, fit = self.shortfall
             return (f"the reference's {need} variables and fields need distinct output counterparts, but the "
