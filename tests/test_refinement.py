@@ -47,6 +47,18 @@ def test_encodings_keep_shared_values_and_map_the_rest():
     assert dict(only.pairs) == {Str("get"): Str("get"), Str("put"): Str("put"), Str("none"): ModelValue("NIL")}
 
 
+def test_a_number_is_never_encoded_as_another_number():
+    # a hard negative of TLA+-Bench 1501 (factorials): the mutant reaches 0, 2 and 362880
+    # where the reference reaches 0, 6 and 362880; mapping 2 to 6 would accept a wrong
+    # computation. Strings and booleans for numbers stay encodable
+    r = {parse_value(t) for t in ("0", "6", "362880")}
+    g = {parse_value(t) for t in ("0", "2", "362880")}
+    assert encodings(r, g, subset=False) == []
+    assert encodings({0, 1}, {1, 2}, subset=False) == []
+    s = {parse_value(t) for t in ('"a"', '"b"')}
+    assert [dict(e.pairs) for e in encodings({0, 1}, s, subset=False)][0] == {Str("a"): 0, Str("b"): 1}
+
+
 def test_search_finds_a_merged_record_with_a_boolean_field_and_an_auxiliary_variable():
     r_states = [{"x": str(a), "y": str(b)} for a in range(3) for b in range(2)]
     g_states = [{"st": f"[x |-> {a}, y |-> {'TRUE' if b else 'FALSE'}]", "h": str((a + b) % 2)}
