@@ -271,6 +271,23 @@ def test_an_init_next_reference_grades_its_renamed_copy(tool_config, tmp_path):
         assert v.passed, (mappings, v.reason, v.attempts)
 
 
+def test_an_init_next_reference_without_a_spec_formula_grades_its_renamed_copy(tool_config, tmp_path):
+    """Issue 33 point 4, as TLA+-Bench 1498 has it: the module defines no spec formula at all
+    (only Init and Next, which the cfg names) and the copy renames both. The forward check
+    must run the copy's own pair (it ran ``Init``/``Next`` by the cfg's names: TLC's
+    "Unknown operator: Init", and no mapping passed)."""
+    no_spec = "\n".join(ln for ln in REF.splitlines() if not ln.startswith(("Spec ==", "Done ==")))
+    ref = Reference(task_id="t.Ctr.Ctr", condition="original", files={"Ctr.tla": no_spec}, system_module="Ctr",
+                    model_module="Ctr", cfg_text=INIT_NEXT_CFG, wrapper_module=None, author_modules=("Ctr",))
+    renamed = no_spec.replace("Init ==", "Qwer ==").replace("Next ==", "Tyui ==")
+    runner = ToolRunner(tool_config, tmp_path)
+    for mappings in ("renaming", "refinement"):
+        v = BehaviorGrader(ref, runner, mappings=mappings).grade(OutputSide({"Ctr": renamed}, "Ctr"))
+        assert v.passed and v.method == "renaming", (mappings, v.reason, v.attempts)
+    wrong = renamed.replace("x' = x + 1", "x' = x + 2")
+    assert not BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": wrong}, "Ctr")).passed
+
+
 def test_a_redundant_reference_variable_is_derived_from_the_one_it_follows():
     """R keeps ``phase`` beside ``st`` (a function of it in every state); G keeps ``st`` only."""
     phase = {'"idle"': '"wait"', '"busy"': '"run"', '"done"': '"wait"'}

@@ -509,7 +509,8 @@ class BehaviorGrader:
         c = self._cfg_base()
         c.invariants = [f"AliasRefInv{i}" for i in range(len(cfg.invariants))]
         c.properties = ["AliasRefSpec"] + [f"AliasRefProp{i}" for i in range(len(cfg.properties))]
-        return self._run_output(files, spec_name, defs, c, "forward", ("Init", "Next"))
+        # INIT/NEXT cfg: the staged AliasOutInit/AliasOutNext name the output's own (renamed) pair
+        return self._run_output(files, spec_name, defs, c, "forward", ("AliasOutInit", "AliasOutNext"))
 
     def _run_output(self, files: dict[str, str], spec_name: str | None, defs: list[str], c: Cfg,
                     purpose: str, init_next: tuple[str, str]) -> CheckResult:
@@ -999,7 +1000,8 @@ class BehaviorGrader:
                 files[f"{mod}.tla"] = append_definitions(files[f"{mod}.tla"], definition_block("AliasOut", shape))
                 init = "AliasOutInit"
             elif name == "init_next":
-                init = "Init"
+                pair = self.output_init_next(files)
+                init = pair[0] if pair else None
             if init is not None:
                 g_init = self._init_values(files, model, g_vars, init)
         control = set(self.r_control)
