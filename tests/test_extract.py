@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from alias.tla.extract import asciify, extract_module
+from alias.tla.extract import split_modules, asciify, extract_module
 
 FOO = """---- MODULE Foo ----
 EXTENDS Naturals
@@ -77,8 +77,10 @@ def test_two_modules_expected_name_chooses():
     main = "---- MODULE Main ----\nEXTENDS Helper\nVARIABLE x\nInit == x = Max(1, 2)\n====\n"
     raw = "First a helper:\n```tla\n" + helper + "```\nThen the main spec:\n```tla\n" + main + "```\n"
     r = extract_module(raw, "Main")
-    assert r.ok and r.module_text == main and r.module_name == "Main"
-    assert r.actions == ["strip_fence", "choose_module:Main", "strip_prose_before"]
+    # Main imports Helper: the helper follows it (SANY reads it from the same file).
+    assert r.ok and r.module_text == main + "\n" + helper and r.module_name == "Main"
+    assert r.actions == ["strip_fence", "choose_module:Main", "strip_prose_before", "keep_companions:Helper"]
+    assert split_modules(r.module_text) == {"Main": main, "Helper": helper}
     # Without an expected name the first module wins.
     r2 = extract_module(raw)
     assert r2.module_text == helper
@@ -88,6 +90,19 @@ def test_two_modules_expected_name_chooses():
     assert r3.module_name == "Helper"
     assert r3.module_text == helper.replace("MODULE Helper", "MODULE Spec")
     assert r3.actions == ["choose_module:Helper", "strip_prose_after", "rename_module:Helper->Spec"]
+
+
+def test_companions_are_kept_transitively_and_only_when_imported():
+    common = "---- MODULE Common ----\nK == 3\n====\n"
+    lib = "---- MODULE Lib ----\nEXTENDS Common\nF == K\n====\n"
+    other = "---- MODULE MC ----\nEXTENDS Main\n====\n"
+    main = "---- MODULE Main ----\nL == INSTANCE Lib\nVARIABLE x\n====\n"
+    r = extract_module(main + lib + other + common, "Main")
+    assert r.module_text == main + "\n" + lib + "\n" + common
+    assert r.actions == ["choose_module:Main", "strip_prose_after", "keep_companions:Lib,Common"]
+    # An unclosed companion is not kept: it would be a truncated module.
+    r2 = extract_module(main + lib.replace("====\n", ""), "Main")
+    assert r2.module_text == main and "keep_companions" not in " ".join(r2.actions)
 
 
 def test_nested_module_stays_inside_its_parent():

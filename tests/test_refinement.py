@@ -12,6 +12,7 @@ from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Search, Side, encodings, max_matching,
                                     to_refinement)
+from alias.tla.extract import extract_module
 from alias.tla.values import Bool, Fcn, ModelValue, Rec, Seq, Str, parse_value, to_tla
 
 
@@ -285,6 +286,26 @@ def test_an_init_next_reference_without_a_spec_formula_grades_its_renamed_copy(t
         v = BehaviorGrader(ref, runner, mappings=mappings).grade(OutputSide({"Ctr": renamed}, "Ctr"))
         assert v.passed and v.method == "renaming", (mappings, v.reason, v.attempts)
     wrong = renamed.replace("x' = x + 1", "x' = x + 2")
+    assert not BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": wrong}, "Ctr")).passed
+
+
+@pytest.mark.tlc
+def test_a_reference_file_with_companion_modules_grades_its_own_text(tool_config, tmp_path):
+    """TLA+-Bench 1009's gold file holds its module and, after it, the modules it imports.
+    SANY reads those only in the root file, and the grader's root is its own module: both
+    sides are split into one file per module (the forward check said "Cannot find source
+    file for module Common"). A copy that renames the companion too, and a wrong copy."""
+    common = "---- MODULE Common ----\nEXTENDS Naturals\nStep(v) == v + 1\n====\n"
+    main = REF.replace("EXTENDS Naturals", "EXTENDS Naturals, Common").replace("x' = x + 1", "x' = Step(x)")
+    ref = Reference(task_id="t.Ctr.Ctr", condition="original", files={"Ctr.tla": main + "\n" + common},
+                    system_module="Ctr", model_module="Ctr", cfg_text=CFG, wrapper_module=None, author_modules=("Ctr",))
+    runner = ToolRunner(tool_config, tmp_path)
+    out = extract_module(main + "\n" + common, "Ctr").module_text
+    v = BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": out}, "Ctr"))
+    assert v.passed and v.method == "renaming", (v.reason, v.error_text)
+    renamed = out.replace("Common", "Zqwxyv")
+    assert BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": renamed}, "Ctr")).passed
+    wrong = out.replace("v + 1", "v + 2")
     assert not BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": wrong}, "Ctr")).passed
 
 

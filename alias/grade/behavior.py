@@ -54,6 +54,7 @@ from alias.grade.specshape import (append_definitions, defined_names, definition
 from alias.rename.cir import rename_names
 from alias.rename.names import RenameError
 from alias.tla.cfg import Cfg, CfgError, Constant, for_jar, parse_cfg
+from alias.tla.extract import split_modules
 from alias.tla.syntax import module_info
 from alias.tla.tools import supports_check_deadlock, tlc_run_key
 
@@ -78,6 +79,29 @@ class OutputSide:
     modules: dict[str, str]
     system: str
     wrapper: str | None = None
+
+    def __post_init__(self):
+        self.modules = _one_module_per_text(self.modules)
+
+
+def _one_module_per_text(modules: dict[str, str]) -> dict[str, str]:
+    """``modules`` (name -> text, or file name -> text) with each text that holds further
+    top-level modules after its own (:func:`~alias.tla.extract.split_modules`) split into
+    one entry per module: SANY finds the modules after the first only in the root file, and
+    the grader's root is its own module (TLA+-Bench 1009, 1394)."""
+    out: dict[str, str] = {}
+    for key, text in modules.items():
+        parts = split_modules(text) if text.count("MODULE") > 1 else {}
+        if len(parts) < 2:
+            out[key] = text
+            continue
+        suffix = ".tla" if key.endswith(".tla") else ""
+        first, *rest = parts.items()
+        out[key] = first[1]
+        for name, part in rest:
+            if f"{name}{suffix}" not in modules:
+                out.setdefault(f"{name}{suffix}", part)
+    return out
 
 
 @dataclass
@@ -272,7 +296,7 @@ class BehaviorGrader:
                  max_dot_bytes: int = 200_000_000, mappings: str = "refinement", max_refinements: int = 1000):
         if mappings not in PROCEDURES:
             raise ValueError(f"mappings must be one of {', '.join(PROCEDURES)}, got {mappings!r}")
-        self.ref = ref
+        self.ref = ref = replace(ref, files=_one_module_per_text(ref.files))
         self.runner = runner
         self.max_maps = max_maps
         self.mappings = mappings

@@ -24,6 +24,11 @@ Steps and action codes:
 * ``choose_module:<name>`` -- several top-level modules: the one named ``expected_name``
   if any, else the first.  Nested modules (a header inside an open module) are tracked
   with a depth counter and stay inside their parent.
+* ``keep_companions:<names>`` -- other closed top-level modules of the same text that
+  the chosen module imports (EXTENDS or INSTANCE, transitively) follow it in
+  ``module_text``, in source order: SANY reads the modules after the root module of a
+  file (TLA+-Bench 1009's gold file holds BufferedRandomAccessFile, RandomAccessFile and
+  Common).  :func:`split_modules` turns such a text into one text per module.
 * ``add_closing_line`` -- no closing ``====`` line: ``====`` is appended and
   ``truncated`` is set.
 * ``rename_module:<old>-><new>`` -- ``expected_name`` given and different: only the
@@ -44,7 +49,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from alias.tla.syntax import parse
+from alias.tla.syntax import imported_modules, parse
 
 MAX_NAME_LEN = 64
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_]*[A-Za-z][A-Za-z0-9_]*")  # TLA+: a letter somewhere (2PCwithBTM)
@@ -241,6 +246,32 @@ def _module_text(lines: list[str], body_idx: list[int], closed: bool, header, na
     return text
 
 
+def split_modules(text: str) -> dict[str, str]:
+    """``{module name: text}`` for the top-level modules of ``text`` (one TLA+ file),
+    in source order; a text without a header gives ``{}``.  Unclosed modules count."""
+    lines = text.split("\n")
+    headers = {i: m for i, m in ((i, _HEADER.match(l)) for i, l in enumerate(lines)) if m}
+    out: dict[str, str] = {}
+    for body_idx, _closed in _top_level_modules([list(range(len(lines)))], lines, headers):
+        name = (headers[body_idx[0]].group(1) or "").strip()
+        out.setdefault(name, "\n".join(lines[i] for i in body_idx) + "\n")
+    return out
+
+
+def _companions(modules: list[tuple[list[int], bool]], chosen, lines: list[str], name_of) -> list:
+    """The closed modules other than ``chosen`` that it imports, transitively, in source order."""
+    by_name = {name_of(m): m for m in modules if m is not chosen and m[1]}
+    keep: set[str] = set()
+    todo = [chosen]
+    while todo:
+        text = "\n".join(lines[i] for i in todo.pop()[0])
+        for n in imported_modules(text):
+            if n in by_name and n not in keep and n != name_of(chosen):
+                keep.add(n)
+                todo.append(by_name[n])
+    return [m for m in modules if m is not chosen and m[1] and name_of(m) in keep]
+
+
 def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
     """Extract exactly one TLA+ module from raw model output; see the module docstring."""
     if not isinstance(raw, str):
@@ -280,9 +311,14 @@ def extract_module(raw: str, expected_name: str | None = None) -> Extraction:
     name = name_of(chosen)
     if not is_safe_name(name):
         return _fail(actions, "unsafe_module_name", f"module name {name[:80]!r} is not a safe module name", name)
-    if any(lines[i].strip() and i not in fence_lines for i in range(0, body_idx[0])):
+    companions = _companions(modules, chosen, lines, name_of) if len(modules) > 1 else []
+    kept = {i for m in companions for i in m[0]}
+    if any(lines[i].strip() and i not in fence_lines and i not in kept for i in range(0, body_idx[0])):
         actions.append("strip_prose_before")
-    if any(lines[i].strip() and i not in fence_lines for i in range(body_idx[-1] + 1, len(lines))):
+    if any(lines[i].strip() and i not in fence_lines and i not in kept for i in range(body_idx[-1] + 1, len(lines))):
         actions.append("strip_prose_after")
     text = _module_text(lines, body_idx, closed, headers[body_idx[0]], name, expected_name, actions)
+    if companions:
+        actions.append(f"keep_companions:{','.join(name_of(m) for m in companions)}")
+        text += "".join("\n" + asciify("\n".join(lines[i] for i in m[0]) + "\n")[0] for m in companions)
     return Extraction(ok=True, module_text=text, module_name=name, actions=actions, truncated=not closed)
