@@ -79,6 +79,18 @@ def test_search_finds_a_merged_record_with_a_boolean_field_and_an_auxiliary_vari
     assert ref.inverse is None
 
 
+def test_search_tries_the_field_of_the_same_name_before_a_whole_variable():
+    """TLA+-Bench 1578's merged-record control (31 PlusCal variables, many alike): R's ``b``
+    and ``c`` merged into G's ``st``; with ``a`` still whole in G, every assignment fits the
+    dumps, and the search put whole for whole first (``b -> a``), so 347 mappings failed at
+    TLC before the budget ran out. The field of the same name comes first now."""
+    r_states = [{"a": str(x), "b": str(y), "c": str(z)} for x in range(2) for y in range(2) for z in range(2)]
+    g_states = [{"a": s["a"], "st": f"[b |-> {s['b']}, c |-> {s['c']}]"} for s in r_states]
+    r, g = Side(["b", "c", "a"], r_states, r_states[:1]), Side(["a", "st"], g_states, g_states[:1])
+    first = next(iter(Search(r, g, subset=False).matches()))
+    assert first.describe()["leaves"] == {"b": "st.b", "c": "st.c", "a": "a"}
+
+
 def test_search_rejects_outputs_whose_joint_states_differ():
     # each variable alone takes the same values, but G never has x = y while R always does
     r_states = [{"x": str(a), "y": str(a)} for a in range(2)]

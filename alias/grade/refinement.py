@@ -317,6 +317,11 @@ class Match:
         return {"leaves": out, "auxiliary": self.auxiliary}
 
 
+def _last_name(leaf: Leaf) -> str:
+    """The name a leaf ends in: a record field's (``st.rh``, ``st[*].rh``: ``rh``), else the variable's."""
+    return str(leaf.path[1]) if leaf.path and leaf.path[0] in (FIELD, MAP_FIELD) else leaf.var
+
+
 def _similarity(a: str, b: str) -> float:
     return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
@@ -423,7 +428,8 @@ class Search:
 
     def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
         """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
-        best first (identity, whole for whole, similar name, same position)."""
+        best first (identity, the same last name (R's ``rh`` and G's ``state.rh``), whole
+        for whole, similar name, same position)."""
         if a in self._cands:
             return self._cands[a]
         out = []
@@ -433,8 +439,8 @@ class Search:
                 for enc in self._pair_encodings(a, leaf):
                     if not self._fits([Pair(a, leaf, enc)], initial=True):
                         continue
-                    score = (not enc.identity, bool(a.path) != bool(leaf.path), -_similarity(str(a), str(leaf)),
-                             gpos != rpos, str(leaf))
+                    score = (not enc.identity, _last_name(a) != _last_name(leaf), bool(a.path) != bool(leaf.path),
+                             -_similarity(str(a), str(leaf)), gpos != rpos, str(leaf))
                     out.append((score, leaf, enc))
         out.sort(key=lambda t: t[0])
         self._cands[a] = [(leaf, enc) for _, leaf, enc in out]
