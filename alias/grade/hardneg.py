@@ -322,7 +322,7 @@ def update_swap(s: Subject) -> Iterator[Cand]:
     m = s.m
     for a, b in _pairs(s):
         ua, ub = _updates(s, a), _updates(s, b)
-        for v in ua.keys() & ub.keys():
+        for v in [v for v in ua if v in ub]:  # source order: a set's order varies with the hash seed
             x, y = ua[v], ub[v]
             if m.t(x) != m.t(y) and _fits(m, x, a, b) and _fits(m, y, b, a):
                 yield f"updates of {v} in {a.name} and {b.name} swapped", _swap(m, x, y)
@@ -336,7 +336,7 @@ def update_copy(s: Subject) -> Iterator[Cand]:
             if a is b:
                 continue
             ua, ub = _updates(s, a), _updates(s, b)
-            for v in ua.keys() & ub.keys():
+            for v in [v for v in ua if v in ub]:  # source order: a set's order varies with the hash seed
                 x, y = ua[v], ub[v]
                 if m.t(x) != m.t(y) and _fits(m, y, b, a):
                     yield (f"update of {v} in {a.name} replaced by {b.name}'s: {_short(m.t(y))}",
