@@ -336,6 +336,20 @@ def test_a_redundant_reference_variable_is_derived_from_the_one_it_follows():
     assert ref.inverse == {"s": "st"}  # G is recovered from R: the reverse check runs as usual
 
 
+def test_a_derived_variable_never_leaves_an_output_variable_unchecked():
+    """TLA+-Bench 1405's hard negative: R's ``seq`` is a function of ``res``; G keeps ``seq``
+    with a wrong initial value. Deriving R's ``seq`` from ``res`` and leaving G's ``seq`` out
+    as auxiliary accepted it; no mapping may do both."""
+    r_states = [{"res": "0", "seq": "<<1, 2, 3>>"}, {"res": "1", "seq": "<<2, 3>>"}]
+    g_states = [{"res": "0", "seq": "<<1, 2, 4>>"}, {"res": "1", "seq": "<<2, 4>>"}]
+    r, g = Side(["res", "seq"], r_states, r_states[:1]), Side(["res", "seq"], g_states, g_states[:1])
+    assert [m.describe() for m in Search(r, g, subset=False).matches()] == []
+    # Without G's copy, deriving R's seq is still allowed (see the test above).
+    g1 = Side(["res"], [{"res": s["res"]} for s in g_states], [{"res": "0"}])
+    (m,) = list(Search(r, g1, subset=False).matches())
+    assert m.describe()["leaves"]["seq"].startswith("derived from res") and m.auxiliary == []
+
+
 def test_a_re_encoding_tlc_found_undefined_prunes_every_mapping_that_uses_it():
     """A forward check that stops on ``CASE with no conditions true`` in a re-encoding (a
     value of G outside the encoding's domain) rules out every later mapping with the same
