@@ -83,6 +83,13 @@ Spec == Init /\ [][Next]_vars
 """
 LAMP_CFG = "CONSTANT Max = 3\nSPECIFICATION Spec\nINVARIANTS TypeOK CountBounded\n"
 
+_PETERSON_WF = "/\\ \\A self \\in {0, 1} : WF_vars(Proc(self))"
+#: the embedded Peterson with its processes' weak fairness replaced by TRUE
+PETERSON_SAFETY = _read("Peterson", "Peterson.tla").replace(_PETERSON_WF, "/\\ \\A self \\in {0, 1} : TRUE")
+
+PETERSON_BAD_FAIRNESS = _read("Peterson", "Peterson.tla").replace(
+    _PETERSON_WF, "/\\ \\A self \\in {0, 1} : WF_vars(pc[self] = \"cs\" /\\ pc' = [pc EXCEPT ![self] = \"leave\"])")
+
 REFS: dict[str, Reference] = {
     "Lamp": Reference("Lamp", "original", {"Lamp.tla": LAMP}, "Lamp", "Lamp", LAMP_CFG,
                       author_modules=("Lamp",)),
@@ -91,6 +98,16 @@ REFS: dict[str, Reference] = {
     "Peterson": Reference("Peterson", "original", {"Peterson.tla": _read("Peterson", "Peterson.tla")},
                           "Peterson", "Peterson", _read("Peterson", "Peterson.cfg"),
                           author_modules=("Peterson",), pluscal=True),
+    # Peterson without fairness and its liveness property: Appendix I's data graph may
+    # decide where no label map fits (it compares safety only)
+    "PetersonSafety": Reference("PetersonSafety", "original", {"Peterson.tla": PETERSON_SAFETY},
+                                "Peterson", "Peterson", "SPECIFICATION Spec\nINVARIANTS TypeOK MutualExclusion\n",
+                                author_modules=("Peterson",), pluscal=True),
+    # Peterson whose fairness TLC cannot evaluate (the action leaves flag and turn
+    # unprimed; TLA+-Bench 1103 has the like) and whose cfg checks no PROPERTY
+    "PetersonBadFair": Reference("PetersonBadFair", "original", {"Peterson.tla": PETERSON_BAD_FAIRNESS},
+                                 "Peterson", "Peterson", "SPECIFICATION Spec\nINVARIANTS TypeOK MutualExclusion\n",
+                                 author_modules=("Peterson",), pluscal=True),
     "TokenRing": Reference(
         "TokenRing", "original",
         {f"{m}.tla": _read("TokenRing", f"{m}.tla") for m in ("TokenRing", "MCTokenRing", "RingUtil")},
@@ -391,8 +408,7 @@ CLOCK_SAFETY_LIVE = _read("Clock", "Clock.tla").replace(
 #: 10d. Peterson without its processes' weak fairness (a hard negative of issue 33): the
 #: same data graph, but a process may wait forever. StarvationFree names pc, so the
 #: data-graph comparison checks the output's own StarvationFree, which fails.
-PETERSON_NO_FAIRNESS = _read("Peterson", "Peterson.tla").replace(
-    "/\\ \\A self \\in {0, 1} : WF_vars(Proc(self))", "/\\ \\A self \\in {0, 1} : TRUE")
+PETERSON_NO_FAIRNESS = PETERSON_SAFETY
 
 #: 10a. Peterson as a translation with other label names (and other action names).
 PETERSON_OTHER_LABELS = r"""---- MODULE Peterson ----
@@ -672,14 +688,23 @@ CASES: list[Case] = [
     # 10. PlusCal labels (Appendix I)
     Case("10a_pluscal_other_labels", "Peterson", PETERSON_OTHER_LABELS, True, True,
          "other label names: a 1-to-1 map of label strings", method="label_map"),
-    Case("10b_pluscal_label_dropped", "Peterson", PETERSON_NO_CS, True, True,
-         "a label fewer: the projected data graphs are equivalent", method="data_graph"),
-    Case("10c_pluscal_no_wait", "Peterson", PETERSON_NO_WAIT, False, False,
+    Case("10b_pluscal_label_dropped", "PetersonSafety", PETERSON_NO_CS.replace(_PETERSON_WF, "/\\ TRUE"),
+         True, True, "a label fewer: the projected data graphs are equivalent", method="data_graph"),
+    Case("10b2_pluscal_label_dropped_fair", "Peterson", PETERSON_NO_CS, True, False,
+         "a label fewer under weak fairness: the data graphs see safety only, so R's fairness "
+         "cannot be checked and no data-graph pass is given (TLA+-Bench 1579's hard negative "
+         "moved WF from an action to a sub-action and had R's data graph)",
+         behavior_reason="forward_property_violated", refinement=False),
+    Case("10b3_pluscal_fairness_tlc_cannot_evaluate", "PetersonBadFair", PETERSON_NO_CS, True, True,
+         "a label fewer; TLC cannot evaluate R's fairness (its fairness probe errs), so the data "
+         "graph decides", method="data_graph"),
+    Case("10c_pluscal_no_wait", "PetersonSafety", PETERSON_NO_WAIT.replace(
+        "/\\ \\A self \\in {0, 1} : WF_vars(P(self))", "/\\ TRUE"), False, False,
          "other labels and no mutual exclusion", name_reason="tlc_invariant_violated",
          behavior_reason="data_graph_differs"),
     Case("10d_pluscal_no_fairness", "Peterson", PETERSON_NO_FAIRNESS, False, False,
-         "weak fairness dropped: equal data graphs, the output's own StarvationFree violated",
-         behavior_reason="data_properties_property_violated"),
+         "weak fairness dropped: the labels map, R's fairness fails (no data-graph pass under fairness)",
+         first_attempt="forward property_violated: Error: Temporal propert"),
     # 11. spec formula forms
     Case("11a_spec_named_box", "Lamp", SPEC_NOT_PARSED, True, True,
          "Spec == Init /\\ Always: the named box is expanded", method="renaming"),
@@ -778,6 +803,22 @@ def test_suite_covers_both_directions_of_disagreement():
     # the refinement procedure accepts what the paper's rejects only for representation
     assert {c.id for c in CASES if c.refined != c.behavior} == {
         "1d_swapped_names_one_map", "7_boolean_encoding", "8b_derived_constant", "11c_spec_in_let"}
+
+
+@pytest.mark.tlc
+@uses("10b_pluscal_label_dropped", "10b2_pluscal_label_dropped_fair", "10b3_pluscal_fairness_tlc_cannot_evaluate")
+def test_the_data_graph_gives_no_pass_where_the_reference_has_fairness(graded):
+    """Appendix I's projected graphs compare safety; under R's ``WF_vars(Proc(self))``
+    the same output that passes by data graph without fairness is refused, and says why."""
+    _, safe = graded("10b_pluscal_label_dropped")
+    _, fair = graded("10b2_pluscal_label_dropped_fair")
+    assert safe.passed and safe.method == "data_graph"
+    assert not fair.passed and fair.method is None
+    _, bad = graded("10b3_pluscal_fairness_tlc_cannot_evaluate")
+    assert any(a.startswith("data graph: the reference's fairness is not checked, TLC cannot evaluate it")
+               for a in bad.attempts), bad.attempts
+    assert "data graph not run: the reference's specification has fairness " \
+           "\\A self \\in {0, 1} : WF_vars(Proc(self))" in fair.attempts
 
 
 @pytest.mark.tlc

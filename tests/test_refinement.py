@@ -91,6 +91,17 @@ def test_search_tries_the_field_of_the_same_name_before_a_whole_variable():
     assert first.describe()["leaves"] == {"b": "st.b", "c": "st.c", "a": "a"}
 
 
+def test_search_splits_a_merged_record_with_more_values_than_five_thousand():
+    """TLA+-Bench 1579's merged-record control: one record of all of R's variables has a
+    value per reachable state (5,510); the search parsed at most 5,000 distinct values of
+    a variable for fields, so it found no counterpart of ``pc`` or ``M``."""
+    r_states = [{"pc": str(a), "m": str(b)} for a in range(80) for b in range(80)]  # 6,400 states
+    g_states = [{"state": f"[pc |-> {s['pc']}, m |-> {s['m']}]"} for s in r_states]
+    r, g = Side(["pc", "m"], r_states, r_states[:1]), Side(["state"], g_states, g_states[:1])
+    first = next(iter(Search(r, g, subset=False).matches()))
+    assert first.describe()["leaves"] == {"pc": "state.pc", "m": "state.m"}
+
+
 def test_search_rejects_outputs_whose_joint_states_differ():
     # each variable alone takes the same values, but G never has x = y while R always does
     r_states = [{"x": str(a), "y": str(a)} for a in range(2)]

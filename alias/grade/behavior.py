@@ -64,6 +64,7 @@ FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
 INIT_DUMP = "AliasInitDump"
 PROFILE_REF = "AliasProfileRef"
+FAIRNESS_PROBE = "AliasFairnessProbe"
 _STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
 _HEADER = re.compile(r"^(\s*-{4,}\s*MODULE\s+)([A-Za-z0-9_]+)(\s*-{4,})", re.M)
 
@@ -777,7 +778,7 @@ class BehaviorGrader:
         g_vars, g_consts = self._output_declared(out)
         first = None
         if len(g_vars) == len(self.r_vars) and len(g_consts) == len(self.r_consts):
-            first = self._grade_renaming(out)
+            first = self._grade_renaming(out, data_graph=False)
             if first.passed or (first.reason or "").startswith(("output_syntax_error", "forward_parse_error")):
                 return first  # a pass, or a module no mapping can make parse
         elif not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
@@ -789,9 +790,16 @@ class BehaviorGrader:
         r = br.Refiner(self, out, v)
         reason = r.run(g_vars, g_consts, self._tried_maps, self.max_refinements)
         if reason is not None and self.r_control:
-            graph_reason = r.run_data_graph(g_vars, g_consts, self.max_refinements)
-            if graph_reason is None:
-                return self._done(v, None, (first.maps_tried if first else 0) + r.tried, method="data_graph_mapping")
+            # Appendix I last: its graphs see safety only, so every mapping that TLC can
+            # check with R's whole formula (fairness included) comes first
+            best = getattr(self, "_best_map", None) if first is not None else None
+            if best is not None and self._data_graph(out, best[0], best[1], v):
+                return self._done(v, None, (first.maps_tried if first else 0) + r.tried, method="data_graph")
+            if self.data_graph_sound(v):
+                graph_reason = r.run_data_graph(g_vars, g_consts, self.max_refinements)
+                if graph_reason is None:
+                    return self._done(v, None, (first.maps_tried if first else 0) + r.tried,
+                                      method="data_graph_mapping")
         tried = (first.maps_tried if first else 0) + r.tried
         if reason is None:
             return self._done(v, None, tried, method="refinement_mapping")
@@ -819,9 +827,12 @@ class BehaviorGrader:
         reason = r.check(st, match)
         return worker._done(v, reason, 1, method=None if reason else "refinement_mapping")
 
-    def _grade_renaming(self, out: OutputSide) -> BehaviorVerdict:
-        """The paper's procedure: one-to-one maps of variables and constants."""
+    def _grade_renaming(self, out: OutputSide, data_graph: bool = True) -> BehaviorVerdict:
+        """The paper's procedure: one-to-one maps of variables and constants; with
+        ``data_graph``, Appendix I's graph comparison as its last resort (the refinement
+        procedure runs it after its own search instead, :meth:`_grade_refinement`)."""
         v = BehaviorVerdict(passed=False)
+        self._best_map = None
         g_vars, g_consts = self._output_declared(out)
         if not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
             # a module tree-sitter cannot read declares nothing it can see: say so, not
@@ -881,8 +892,8 @@ class BehaviorGrader:
                 res = self._try(out, cm, vm, labels, v)
                 if res == "passed":
                     return self._done(v, None, tried, method="label_map")
-            ok = self._data_graph(out, cm, vm, v)
-            if ok:
+            self._best_map = best
+            if data_graph and self._data_graph(out, cm, vm, v):
                 return self._done(v, None, tried, method="data_graph")
         return self._done(v, v.reason or "no_map_passes", tried)
 
@@ -1065,7 +1076,7 @@ class BehaviorGrader:
         """Appendix I fallback: the projected state graphs on the data variables must
         accept the same sequences of observable states."""
         data = [x for x in self.r_vars if x not in self.r_control]
-        if not data:
+        if not data or not self.data_graph_sound(v):
             return False
         try:
             files, model = self._stage(out, self._mapping_of(cm, vm, None))
@@ -1100,6 +1111,68 @@ class BehaviorGrader:
             v.reason = "data_graph_differs"
             return False
         return self._data_properties(files, model, name if shape is not None else None, v)
+
+    def reference_fairness(self) -> tuple[str, ...]:
+        """The temporal conjuncts of R's specification formula besides ``[][N]_v``
+        (``WF_vars(Next)``, ...): ``()`` for a cfg with INIT/NEXT or a formula ``I /\\
+        [][N]_v``; ``("<formula>",)`` when the formula's shape is not recognised."""
+        if "fairness" not in self._shared:
+            self._shared["fairness"] = self._reference_fairness()
+        return self._shared["fairness"]
+
+    def _reference_fairness(self) -> tuple[str, ...]:
+        name = self.cfg.specification
+        if not name:
+            return ()
+        texts = visible_closure(self.ref.model_module, self.ref.files)
+        for i, t in enumerate(texts):
+            if name in definition_arities(t):
+                shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
+                if shape is None:
+                    return (f"<{name}>",)
+                return tuple(" ".join(p.text.split()) for p in shape.fairness)
+        return (f"<{name}>",)
+
+    def data_graph_sound(self, v: BehaviorVerdict) -> bool:
+        """Whether Appendix I's data-graph comparison may accept: the projected graphs
+        compare safety only and the cfg's data properties say nothing of R's fairness,
+        so a reference whose specification formula has fairness (or a formula whose
+        shape is not ``I /\\ [][N]_v /\\ ...``) gets no data-graph pass: an output that
+        weakens ``WF_vars(P0)`` to ``WF_vars(p0)`` has R's data graph and passes R's
+        liveness properties (TLA+-Bench 1579).  Except where TLC cannot evaluate R's
+        fairness at all (:meth:`fairness_probe` ends in an error, not a verdict): then no
+        check of it exists and the data graph decides, with a note in the attempts."""
+        fair = self.reference_fairness()
+        if not fair:
+            return True
+        probe = self.fairness_probe()
+        if probe.kind not in _VIOLATIONS and probe.kind not in ("success", "timeout"):
+            # TLC cannot evaluate R's fairness at all (1103: WF of an action that leaves a
+            # variable of the subscript unprimed; 13: \A over a variable): it is no part
+            # of what TLC can compare, on either side
+            note = f"data graph: the reference's fairness is not checked, TLC cannot evaluate it ({probe.kind})"
+            ok = True
+        else:
+            note = f"data graph not run: the reference's specification has fairness {'; '.join(fair)[:200]}"
+            ok = False
+        if note not in v.attempts:
+            v.attempts.append(note)
+        return ok
+
+    def fairness_probe(self) -> CheckResult:
+        """TLC on R's model checking R's own specification formula as a PROPERTY (so
+        its fairness is evaluated, which a cfg without PROPERTY never asks): success
+        when TLC can check R's fairness; cached per grader."""
+        def run() -> CheckResult:
+            c = self._cfg_base()
+            c.check_deadlock = False
+            c.properties = ["AliasRefSpec"]
+            files = dict(self.ref.files)
+            body = [f"EXTENDS {self.ref.model_module}"] + self.reference_checks()[:1]
+            files[f"{FAIRNESS_PROBE}.tla"] = _module(FAIRNESS_PROBE, "\n".join(body) + "\n")
+            text, flags = self._write(c)
+            return self._tlc(files, FAIRNESS_PROBE, text, flags, "fairness_probe")
+        return self._once("fairness_probe", run)
 
     def data_properties(self) -> list[int]:
         """Indexes of the cfg's PROPERTY entries that mention no control-label variable

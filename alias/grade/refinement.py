@@ -327,8 +327,13 @@ def _similarity(a: str, b: str) -> float:
 
 
 #: The most distinct values of a variable that are parsed for decompositions and
-#: encodings; a variable with more is matched whole and as it is.
-PARSE_LIMIT = 5000
+#: encodings; a variable with more is matched whole and as it is.  As many as a profile
+#: may hold (``behavior_refine.PROFILE_MAX_STATES``): one record of all R's variables has
+#: a value per state (TLA+-Bench 1579's merged-record control: 5,510).
+PARSE_LIMIT = 50_000
+#: The most value pairs a derived variable's table may have (it is written into the
+#: refinement mapping as a TLA+ function).
+DERIVE_LIMIT = 5000
 
 
 #: The most state rows a search's joint checks compare, and the most partial assignments it
@@ -565,7 +570,7 @@ class Search:
             if src.path or src == a:
                 continue
             pairs = {(s[src.var], s[a.var]) for s in self.r.states}
-            if len({x for x, _ in pairs}) != len(pairs) or len(pairs) > PARSE_LIMIT:
+            if len({x for x, _ in pairs}) != len(pairs) or len(pairs) > DERIVE_LIMIT:
                 continue
             parsed = [(self._parse(x), self._parse(y)) for x, y in pairs]
             enc = _pointwise_function(parsed) or Encoding(tuple(sorted(parsed, key=lambda p: sort_key(p[0]))))
