@@ -9,6 +9,7 @@ verdicts and logs."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import socket
 import tempfile
 import threading
@@ -207,3 +208,32 @@ def test_confined_and_unconfined_runs_give_the_same_verdicts(config, server, tmp
         assert a.run_key != b.run_key
         s, t = run_sany(files, main, boxed), run_sany(files, main, plain)
         assert (s.kind, s.errors, stable_log(s.output)) == (t.kind, t.errors, stable_log(t.output))
+
+
+def test_a_run_folder_still_written_to_is_left_not_raised(tmp_path, monkeypatch):
+    """TLA+-Bench 13's operator-renamed control failed with ``grader_error: OSError: [Errno
+    39] Directory not empty: '26-12-05-13-22-33.271'``: TLC's metadir in a run folder of
+    the tool server's confinement was still being written while the folder was removed.
+    Removing the folder retries, then leaves it (the tmpfs goes with the confinement)."""
+    import errno
+    from alias.tla import folders
+
+    parent = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        box = folders.BoxFolder.create(parent, str(tmp_path), "alias-tla-x", {"A.tla": "x"})
+        calls = []
+
+        def busy(fd, name):
+            calls.append(name)
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", "26-12-05-13-22-33.271")
+
+        monkeypatch.setattr(folders, "_rmtree_at", busy)
+        monkeypatch.setattr(folders.time, "sleep", lambda s: None)
+        box.remove(parent)
+        assert calls == ["alias-tla-x"] * 3 and box.fd == -1
+        monkeypatch.undo()
+        box2 = folders.BoxFolder.create(parent, str(tmp_path), "alias-tla-y", {"A.tla": "x"})
+        box2.remove(parent)
+        assert sorted(os.listdir(tmp_path)) == ["alias-tla-x"]
+    finally:
+        os.close(parent)

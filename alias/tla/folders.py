@@ -162,7 +162,14 @@ class BoxFolder(Folder):
         """Close the descriptor; with ``parent_fd`` (a confinement still running) also
         delete the folder's files."""
         if parent_fd is not None:
-            _rmtree_at(parent_fd, os.path.basename(self.path))
+            for wait in (0.1, 0.5, None):
+                try:
+                    _rmtree_at(parent_fd, os.path.basename(self.path))
+                    break
+                except OSError:  # a run of the tool server may still be writing (TLC's
+                    if wait is None:  # metadir after a timeout): its files go with the tmpfs
+                        break
+                    time.sleep(wait)
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
