@@ -82,3 +82,38 @@ def test_forward_module_extends_the_reference_and_instantiates_the_output(runner
     assert "SPECIFICATION AliasGSpec" in cfg and "INVARIANT AliasRefInv0" in cfg
     assert "PROPERTIES AliasRefSpec" in cfg
     assert "AliasRefInv0 == TypeOK" in body and "AliasGSpec == AliasG!Spec" in body
+
+
+BASE = textwrap.dedent("""\
+    ---- MODULE Base ----
+    EXTENDS Naturals
+    VARIABLE x
+    Init == x = 0
+    Next == x' = (x + 1) % 3
+    Spec == Init /\\ [][Next]_x
+    ====
+    """)
+
+HIST = textwrap.dedent("""\
+    ---- MODULE Hist ----
+    EXTENDS Base
+    VARIABLE h
+    InitH == Init /\\ h = 0
+    NextH == Next /\\ h' = (h + x) % 2
+    SpecH == InitH /\\ [][NextH]_<<x, h>>
+    ====
+    """)
+
+
+def test_a_renamed_spec_is_not_taken_for_the_spec_of_a_module_it_extends(runner):
+    """TLA+-Bench 1559 (LockHS EXTENDS Lock; cfg SPECIFICATION SpecHS): in the operator-renamed
+    copy SpecHS has another name, and the grader took Lock's ``Spec`` by its fallback name,
+    a formula without LockHS's history variables (TLC: "current state is not a legal
+    state", h unassigned). The fallback name counts only where the output defines it; the
+    renamed formula is found at the reference's position."""
+    ref = Reference(task_id="t.Hist", condition="original", files={"Base.tla": BASE, "Hist.tla": HIST},
+                    system_module="Hist", model_module="Hist", cfg_text="SPECIFICATION SpecH\n",
+                    wrapper_module=None, author_modules=("Base", "Hist"))
+    renamed = HIST.replace("InitH", "Qwrts").replace("NextH", "Zxcvb").replace("SpecH", "Plkmn")
+    v = BehaviorGrader(ref, runner).grade(OutputSide({"Hist": renamed}, "Hist"))
+    assert v.passed and v.method == "renaming", v.attempts

@@ -370,10 +370,16 @@ class BehaviorGrader:
             names.append(cfg.specification)
         names.append("Spec")
         closures = {m: visible_closure(m, files) for m in order}
+        # the fallback name only where the output side defines it: a ``Spec`` of a reference
+        # module the output EXTENDS (TLA+-Bench 1559: LockHS extends Lock, whose Spec lacks
+        # LockHS's history variables) is not the output's formula
+        ref_texts = set(self.ref.files.values())
         for name in names:
             for m in order:
                 texts = closures[m]
                 for i, t in enumerate(texts):
+                    if name != cfg.specification and t in ref_texts:
+                        continue
                     if name in defined_names(t):
                         shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
                         if shape is not None:
