@@ -3,6 +3,7 @@ real TLC checks of outputs the paper's renaming procedure rejects."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 import textwrap
 
 import pytest
@@ -397,3 +398,50 @@ def test_a_mapping_whose_steps_differ_is_not_sent_to_tlc():
     same = Search(r, Side(["x"], r_states, r_states[:1], edges=ring + ((1, 1),)), subset=False)
     assert all(same.steps_fit(m) for m in same.matches())  # a stutter of G maps to R's stutter
     assert Search(r, g, subset=True).steps_fit(m)  # a subset dump cannot tell
+
+
+
+CYCLE = """---- MODULE Cyc ----
+EXTENDS Naturals, TLC
+VARIABLE x
+Init == x = 0
+Next == x' = (x + 1) % 5
+Spec == Init /\\ [][Next]_x
+Shallow == TLCGet("level") < 8
+====
+"""
+
+CYCLE_STRINGS = """---- MODULE Cyc ----
+EXTENDS Naturals, TLC
+VARIABLE x
+Succ == [v \\in {"a", "b", "c", "d", "e"} |-> CASE v = "a" -> "b" [] v = "b" -> "c" [] v = "c" -> "d"
+                                                 [] v = "d" -> "e" [] v = "e" -> "a"]
+Init == x = "a"
+Next == x' = Succ[x]
+Spec == Init /\\ [][Next]_x
+Shallow == TLCGet("level") < 8
+====
+"""
+
+
+@pytest.mark.tlc
+def test_a_re_encoding_under_a_depth_bound_is_learnt_from_reachable_states(tool_config, tmp_path):
+    """TLA+-Bench 1548's re-encoded control (``nSnt0`` as strings ``"v0".."v4"``; the cfg's
+    CONSTRAINT is ``TLCGet("level") < 6``): the output's dump was its initial states only
+    (any CONSTRAINT did that), so the re-encoding learnt was ``{"v0" -> 0}`` and TLC's
+    forward check met a value it does not cover. A constraint that mentions no reference
+    variable now bounds the output's dump too, which then holds its reachable states."""
+    ref = Reference(task_id="t.Cyc", condition="original", files={"Cyc.tla": CYCLE}, system_module="Cyc",
+                    model_module="Cyc", cfg_text="SPECIFICATION Spec\nCONSTRAINT Shallow\n", wrapper_module=None,
+                    author_modules=("Cyc",))
+    runner = ToolRunner(tool_config, tmp_path)
+    g = BehaviorGrader(ref, runner)
+    v = g.grade(OutputSide({"Cyc": CYCLE_STRINGS}, "Cyc"))
+    assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
+    assert g.variable_free_constraints() == ["Shallow"] and not g.constrained
+    assert '"e"->4' in v.mapping["leaves"]["x"], v.mapping
+    wrong = CYCLE_STRINGS.replace('v = "c" -> "d"', 'v = "c" -> "a"')
+    assert not BehaviorGrader(ref, runner).grade(OutputSide({"Cyc": wrong}, "Cyc")).passed
+    bounded = replace(ref, cfg_text="SPECIFICATION Spec\nCONSTRAINT Small\n",
+                      files={"Cyc.tla": CYCLE.replace("Shallow ==", "Small == x < 3\nShallow ==")})
+    assert BehaviorGrader(bounded, runner).constrained

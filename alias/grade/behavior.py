@@ -444,8 +444,24 @@ class BehaviorGrader:
 
     @property
     def constrained(self) -> bool:
-        """Whether the cfg bounds exploration with a CONSTRAINT or ACTION_CONSTRAINT."""
-        return bool(self.cfg.constraints or self.cfg.action_constraints)
+        """Whether the cfg bounds exploration with a CONSTRAINT or ACTION_CONSTRAINT that
+        mentions a reference variable (one that mentions none, such as ``TLCGet("level")
+        < 6``, bounds the output's own dumps too: :meth:`variable_free_constraints`)."""
+        free = set(self.variable_free_constraints())
+        return any(c not in free for c in self.cfg.constraints + self.cfg.action_constraints)
+
+    def variable_free_constraints(self) -> list[str]:
+        """The cfg's CONSTRAINT entries whose definitions (R's, transitively) mention no
+        reference variable: TLA+-Bench 1548 bounds the depth (``TLCGet("level") < 6``),
+        which bounds a dump of the output alone just as R's."""
+        if "free_constraints" not in self._shared:
+            uses = {}
+            for t in visible_closure(self.ref.model_module, self.ref.files):
+                uses.update(definition_names_used(t))
+            names = set(self.r_vars)
+            self._shared["free_constraints"] = [c for c in self.cfg.constraints
+                                                if c in uses and not _uses_any(c, {"R": uses}, names)]
+        return self._shared["free_constraints"]
 
     def _reference_graph_cfg(self) -> tuple[str, tuple[str, ...]]:
         c = self._cfg_base()

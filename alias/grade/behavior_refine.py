@@ -380,7 +380,8 @@ class Refiner:
     # ------------------------------------------------------------------ profiles
     def profile(self, st: Staged, reachable: bool = True) -> Side | None:
         """The output's states from a dump of G alone (R's variables held at a dummy
-        value; the cfg's constraints, symmetry and view dropped): every reachable state
+        value; the cfg's symmetry, view and constraints dropped, but for those that mention
+        no reference variable): every reachable state
         within the profile limits (with ``reachable``), else only the initial states;
         None when TLC cannot run the output."""
         gr = self.gr
@@ -394,7 +395,8 @@ class Refiner:
                 "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
         files, c = self._root(st, PROFILE, None, body)
         c.specification, c.init, c.next = "AliasPSpec", None, None
-        c.constraints, c.action_constraints, c.symmetry, c.view = ["AliasProfileCap"], [], None, None
+        c.constraints = ["AliasProfileCap"] + gr.variable_free_constraints()
+        c.action_constraints, c.symmetry, c.view = [], None, None
         c.check_deadlock = False
         back = {g_name(g): g for g in st.g_vars}
         full = self._side(files, PROFILE, c, back, "profile_output") if reachable else None
@@ -423,42 +425,51 @@ class Refiner:
                 r_side = self.gr.reference_side()
                 if r_side is None:
                     return "reference_profile_unavailable"
-            # G alone has no state constraint: where R needs one (or R's own dump is too
-            # large), G's reachable states would run to the limit; its initial states prune
+            # G alone has no state constraint: where R needs one that mentions its variables
+            # (or R's own dump is too large), G's reachable states would run to the limit;
+            # its initial states prune
             g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
             if g_side is None:
                 reason = reason or "output_profile_failed"
                 continue
-            search = Search(r_side, g_side, subset=self.gr.restricted_exploration)
-            found = False
-            for m in search.matches(limit):
-                if not search.steps_fit(m):  # no TLC run: a step of G's dump maps to no step of R's
-                    continue
-                found = True
-                if m.is_renaming and (frozenset(cm.items()), frozenset(m.renaming.items())) in skip:
-                    continue
-                if self.tried >= limit:
-                    self.v.attempts.append(f"refinement search cut at {limit} mappings")
-                    return "search_cut"
-                reason = self.check(st, m)
-                if reason is None:
-                    return None
-            if search.exhausted:
-                self.v.attempts.append(f"refinement search stopped after comparing {search.rows_compared:,} state "
-                                       f"rows ({search.tried_pairs:,} pairs tried)")
-            if search.step_misfits and found:
-                self.v.attempts.append(f"refinement search: {search.step_misfits} mappings not run by TLC (a step "
-                                       f"of the output maps to no step of the reference: {search.step_witness[:200]})")
-            if not found and search.exhausted:
-                reason = "search_budget_exhausted"
-                self.v.error_text = (f"the refinement search compared {search.rows_compared:,} state rows "
-                                     f"without finding a mapping and stopped")
-            elif not found:
-                reason = reason or "no_refinement_mapping_fits"
-                self.searched = True
-                self.v.error_text = search.explain()
-                self.v.attempts.append(f"refinement search: {self.v.error_text}")
+            out = self._search(st, cm, Search(r_side, g_side, subset=self.gr.restricted_exploration), skip, limit)
+            if out is None or out == "search_cut":
+                return out
+            reason = out if out != "not_found" else (reason or "no_refinement_mapping_fits")
         return reason or "no_refinement_mapping_fits"
+
+    def _search(self, st: Staged, cm: dict, search: Search, skip: set, limit: int) -> str | None:
+        """Check the mappings ``search`` finds: None on a pass, ``'search_cut'`` at
+        ``limit``, ``'not_found'`` when none fits, else the last failure's reason."""
+        found, reason = False, None
+        for m in search.matches(limit):
+            if not search.steps_fit(m):  # no TLC run: a step of G's dump maps to no step of R's
+                continue
+            found = True
+            if m.is_renaming and (frozenset(cm.items()), frozenset(m.renaming.items())) in skip:
+                continue
+            if self.tried >= limit:
+                self.v.attempts.append(f"refinement search cut at {limit} mappings")
+                return "search_cut"
+            reason = self.check(st, m)
+            if reason is None:
+                return None
+        if search.exhausted:
+            self.v.attempts.append(f"refinement search stopped after comparing {search.rows_compared:,} state "
+                                   f"rows ({search.tried_pairs:,} pairs tried)")
+        if search.step_misfits and found:
+            self.v.attempts.append(f"refinement search: {search.step_misfits} mappings not run by TLC (a step "
+                                   f"of the output maps to no step of the reference: {search.step_witness[:200]})")
+        if not found and search.exhausted:
+            self.v.error_text = (f"the refinement search compared {search.rows_compared:,} state rows "
+                                 f"without finding a mapping and stopped")
+            return "search_budget_exhausted"
+        if not found:
+            self.searched = True
+            self.v.error_text = search.explain()
+            self.v.attempts.append(f"refinement search: {self.v.error_text}")
+            return "not_found"
+        return reason or "not_found"
 
     def check(self, st: Staged, m: Match) -> str | None:
         """Forward and reverse checks of one mapping; None on a pass, else a reason."""
