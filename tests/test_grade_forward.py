@@ -117,3 +117,9 @@ def test_a_renamed_spec_is_not_taken_for_the_spec_of_a_module_it_extends(runner)
     renamed = HIST.replace("InitH", "Qwrts").replace("NextH", "Zxcvb").replace("SpecH", "Plkmn")
     v = BehaviorGrader(ref, runner).grade(OutputSide({"Hist": renamed}, "Hist"))
     assert v.passed and v.method == "renaming", v.attempts
+    # the operator-renamed control's side holds Base too, its operators renamed but Spec
+    # (a name the cfg may check) kept: still not the output's formula
+    base = BASE.replace("Init", "Ikjh").replace("Next", "Nmbv")
+    side = OutputSide({"Hist": renamed.replace("Init", "Ikjh").replace("Next", "Nmbv"), "Base": base}, "Hist")
+    v = BehaviorGrader(ref, runner).grade(side)
+    assert v.passed and v.method == "renaming", v.attempts

@@ -370,15 +370,15 @@ class BehaviorGrader:
             names.append(cfg.specification)
         names.append("Spec")
         closures = {m: visible_closure(m, files) for m in order}
-        # the fallback name only where the output side defines it: a ``Spec`` of a reference
-        # module the output EXTENDS (TLA+-Bench 1559: LockHS extends Lock, whose Spec lacks
+        # the fallback name only in the output's system module (or its model): a ``Spec``
+        # of a module it EXTENDS (TLA+-Bench 1559: LockHS extends Lock, whose Spec lacks
         # LockHS's history variables) is not the output's formula
-        ref_texts = set(self.ref.files.values())
+        own = {files.get(f"{OUT}.tla"), files.get(f"{model}.tla")}
         for name in names:
             for m in order:
                 texts = closures[m]
                 for i, t in enumerate(texts):
-                    if name != cfg.specification and t in ref_texts:
+                    if name != cfg.specification and t not in own:
                         continue
                     if name in defined_names(t):
                         shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
