@@ -445,3 +445,16 @@ def test_a_re_encoding_under_a_depth_bound_is_learnt_from_reachable_states(tool_
     bounded = replace(ref, cfg_text="SPECIFICATION Spec\nCONSTRAINT Small\n",
                       files={"Cyc.tla": CYCLE.replace("Shallow ==", "Small == x < 3\nShallow ==")})
     assert BehaviorGrader(bounded, runner).constrained
+
+
+def test_eight_labels_as_numbers_get_the_order_preserving_encoding():
+    """TLA+-Bench 1601's re-encoded control (Fischer: eight PlusCal labels as 0..7, ``pc`` a
+    function of them): more than ``MAX_ENCODED_VALUES`` atoms and none shared, so no
+    bijection was tried and the search found no counterpart of ``pc``. The order-preserving
+    one is tried now (TLC decides, as for every candidate)."""
+    labels = ["a", "b", "c", "cs", "d", "e", "f", "t1"]
+    r = {parse_value(f'<<"{x}", "{y}">>') for x in labels for y in labels}
+    g = {parse_value(f"<<{i}, {j}>>") for i in range(8) for j in range(8)}
+    encs = encodings(r, g, subset=False)
+    assert len(encs) == 1 and encs[0].pointwise
+    assert dict(encs[0].pairs) == {i: Str(x) for i, x in enumerate(labels)}

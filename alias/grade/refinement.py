@@ -210,7 +210,8 @@ def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
     """Bijections G atoms -> R atoms (``len(g) >= len(r)``; surplus G atoms only where R's
     dump is a subset): an atom both sides use stays itself and the others are permuted
     among each other (at most :data:`MAX_ENCODED_VALUES` of them); failing that, the
-    one order-preserving bijection (:func:`encodings` drops any that maps a number to another)."""
+    one order-preserving bijection (:func:`encodings` drops any that maps a number to another):
+    TLA+-Bench 1601's eight PlusCal labels as the numbers 0..7."""
     shared = [x for x in g if x in r]
     g_rest = [x for x in g if x not in shared]
     r_rest = [x for x in r if x not in shared]
@@ -219,7 +220,7 @@ def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
         for pairs in _order_preserving_first(g_rest, r_rest):
             found = True
             yield tuple(sorted([(x, x) for x in shared] + list(pairs), key=lambda p: sort_key(p[0])))
-    if not found and shared and len(g) == len(r):
+    if not found and len(g) == len(r):
         yield tuple(zip(g, r))
 
 
