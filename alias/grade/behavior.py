@@ -450,14 +450,22 @@ class BehaviorGrader:
         free = set(self.variable_free_constraints())
         return any(c not in free for c in self.cfg.constraints + self.cfg.action_constraints)
 
+    def reference_uses(self) -> dict[str, set[str]]:
+        """Definition -> names it mentions, over R's model and the modules it sees
+        unprefixed (:func:`definition_names_used`); cached per grader."""
+        if "uses" not in self._shared:
+            uses: dict[str, set[str]] = {}
+            for t in visible_closure(self.ref.model_module, self.ref.files):
+                uses.update(definition_names_used(t))
+            self._shared["uses"] = uses
+        return self._shared["uses"]
+
     def variable_free_constraints(self) -> list[str]:
         """The cfg's CONSTRAINT entries whose definitions (R's, transitively) mention no
         reference variable: TLA+-Bench 1548 bounds the depth (``TLCGet("level") < 6``),
         which bounds a dump of the output alone just as R's."""
         if "free_constraints" not in self._shared:
-            uses = {}
-            for t in visible_closure(self.ref.model_module, self.ref.files):
-                uses.update(definition_names_used(t))
+            uses = self.reference_uses()
             names = set(self.r_vars)
             self._shared["free_constraints"] = [c for c in self.cfg.constraints
                                                 if c in uses and not _uses_any(c, {"R": uses}, names)]
@@ -1201,9 +1209,7 @@ class BehaviorGrader:
         (through R's definitions, transitively): what the data-graph comparison, which
         sees safety only, checks with TLC too."""
         if "data_props" not in self._shared:
-            uses = {}
-            for t in visible_closure(self.ref.model_module, self.ref.files):
-                uses.update(definition_names_used(t))
+            uses = self.reference_uses()
             control = set(self.r_control)
             self._shared["data_props"] = [i for i, p in enumerate(self.cfg.properties)
                                           if not _uses_any(p, {"R": uses}, control) and p not in control]
