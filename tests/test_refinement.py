@@ -111,6 +111,22 @@ def test_search_rejects_outputs_whose_joint_states_differ():
     assert list(Search(r, g, subset=False).matches()) == []
 
 
+def test_a_number_for_a_label_is_re_encoded_only_in_place():
+    """TLA+-Bench 528's hard negatives (a literal of ``y[2]`` shifted) passed with a crossed
+    mapping: R's ``y`` from G's ``pc`` re-encoded ({"Lbl_1" -> 3, "Done" -> 4}) and R's
+    ``pc`` from G's ``y`` re-encoded (5 -> "Lbl_1", 6 -> "Done"). A kind-changing
+    encoding is kept only between leaves of the same name; the same re-encoding in place
+    (G's ``pc`` as numbers) still fits."""
+    r_states = [{"pc": '"Lbl_1"', "y": "3"}, {"pc": '"Done"', "y": "4"}]
+    crossed = [{"pc": '"Lbl_1"', "y": "5"}, {"pc": '"Done"', "y": "6"}]
+    r, g = Side(["pc", "y"], r_states, r_states[:1]), Side(["pc", "y"], crossed, crossed[:1])
+    assert list(Search(r, g, subset=False).matches()) == []
+    in_place = [{"pc": "1", "y": "3"}, {"pc": "2", "y": "4"}]
+    g = Side(["pc", "y"], in_place, in_place[:1])
+    found = [m.describe()["leaves"] for m in Search(r, g, subset=False).matches()]
+    assert found == [{"pc": 'pc via {1->"Lbl_1", 2->"Done"}', "y": "y"}]
+
+
 def test_a_search_of_many_alike_variables_stops_at_its_budget():
     # 7 variables, each 0 or 1, all equal in R's states; in G's, v6 is the others' opposite.
     # Every G variable fits every R variable alone, so the search extends thousands of

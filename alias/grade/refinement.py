@@ -37,7 +37,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from alias.tla.values import Fcn, Rec, Seq, Value, as_function, is_atom, parse_value, sort_key, to_tla
+from alias.tla.values import (Fcn, ModelValue, Rec, Seq, Str, Value, as_function, is_atom, parse_value,
+                              sort_key, to_tla)
 
 #: Leaf path steps: a record field, a tuple component, and the same inside every value
 #: of a function (``mf``/``mi``).
@@ -146,9 +147,19 @@ class Encoding:
             return Seq(tuple(m[x] for x in v.items))
         return Fcn(tuple((k, m[x]) for k, x in v.pairs))
 
+    @property
+    def changes_kind(self) -> bool:
+        """Whether some value is mapped to one of another kind (a number, a boolean, a
+        label: string or model value), as ``{0, 1}`` for ``BOOLEAN``."""
+        return any(_kind(a) != _kind(b) for a, b in self.pairs)
+
     def inverse(self) -> "Encoding":
         return Encoding(tuple(sorted(((b, a) for a, b in self.pairs), key=lambda p: sort_key(p[0]))),
                         self.pointwise)
+
+
+def _kind(v: Value) -> type:
+    return Str if type(v) is ModelValue else type(v)
 
 
 def _atoms(values: set[Value]) -> tuple[set[Value], bool] | None:
@@ -419,7 +430,12 @@ class Search:
         return bool(a.path or b.path or not enc.identity)
 
     def _pair_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
-        """Encodings under which G leaf ``b``'s values give R leaf ``a``'s."""
+        """Encodings under which G leaf ``b``'s values give R leaf ``a``'s. One that changes
+        the kind of a value (a number for a label, a boolean for a number) only where both
+        leaves end in the same name (a variable re-encoded in place, or its field in a
+        record): across names a number-for-label swap maps one variable onto another that
+        behaves alike (TLA+-Bench 528's hard negatives, a literal of ``y[2]`` shifted, passed
+        with R's ``y[2]`` from G's ``pc`` and R's ``pc`` from G's ``y[2]``)."""
         rt, gt = self._distinct(self.r, a.var), self._distinct(self.g, b.var)
         out = []
         if not a.path and not b.path and (rt <= gt if self.subset else rt == gt):
@@ -429,8 +445,10 @@ class Search:
         ra, gb = self._column("r", a, False, parsed=True), self._column("g", b, False, parsed=True)
         if ra is None or gb is None:
             return out
+        same_name = _last_name(a).lower() == _last_name(b).lower()
         return out + [e for e in encodings(set(ra), set(gb), subset=self.subset)
-                      if not (e.identity and not a.path and not b.path)]
+                      if not (e.identity and not a.path and not b.path)
+                      and (same_name or not e.changes_kind)]
 
     def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
         """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
