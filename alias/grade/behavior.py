@@ -864,30 +864,43 @@ class BehaviorGrader:
         v = BehaviorVerdict(passed=False)
         self._best_map = None
         g_vars, g_consts = self._output_declared(out)
+        refusal = self._count_refusal(out, g_vars, g_consts)
+        if refusal:
+            return self._done(v, refusal)
+        self._defs = self._overridden_definitions(out)
+        ended, tried, best = self._search_renamings(out, g_vars, g_consts, v)
+        if ended is not None:
+            return ended
+        if self.r_control and best is not None:
+            return self._appendix_i(out, best, tried, v, data_graph)
+        return self._done(v, v.reason or "no_map_passes", tried)
+
+    def _count_refusal(self, out: OutputSide, g_vars: list[str], g_consts: list[str]) -> str | None:
+        """Why the paper's one-to-one maps cannot apply, or None."""
         if not g_vars and self.r_vars and module_info(out.modules[out.system]).has_errors:
             # a module tree-sitter cannot read declares nothing it can see: say so, not
             # "output 0 variables" for an output that has a VARIABLE line
-            return self._done(v, "output_syntax_error: no variable declaration readable")
+            return "output_syntax_error: no variable declaration readable"
         if len(g_vars) != len(self.r_vars):
-            return self._done(v, f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}")
+            return f"variable_count_differs: reference {len(self.r_vars)}, output {len(g_vars)}"
         if len(g_consts) != len(self.r_consts):
-            return self._done(v, f"constant_count_differs: reference {len(self.r_consts)}, output {len(g_consts)}")
+            return f"constant_count_differs: reference {len(self.r_consts)}, output {len(g_consts)}"
+        return None
+
+    def _search_renamings(self, out: OutputSide, g_vars: list[str], g_consts: list[str],
+                          v: BehaviorVerdict) -> tuple[BehaviorVerdict | None, int, tuple | None]:
+        """Try the maps of constants and variables: ``(final verdict or None, maps tried,
+        best (constant map, variable map) for Appendix I)``."""
         # a constant keeps a constant of the same name (the cfg assigns values by name);
         # only the differently named ones are permuted
-        self._defs = self._overridden_definitions(out)
         const_maps = _bijections(self.r_consts, g_consts,
                                  lambda a, b: (a == b) if (a in g_consts or b in self.r_consts) else True)
         var_maps = _bijections(self.r_vars, g_vars)
-        tried = 0
-        best: tuple | None = None
-        stop = False
+        tried, best = 0, None
         for n_cm, cm in enumerate(const_maps):
-            if stop:
-                break
             # the first constant map tries the best variable map at once (the cheap path
             # for a correct output); later ones only maps that TLC's initial values allow
-            cands = var_maps[:1] if n_cm == 0 else \
-                [m for m in self._pruned_var_maps(out, cm, g_vars)]
+            cands = var_maps[:1] if n_cm == 0 else list(self._pruned_var_maps(out, cm, g_vars))
             done: list[dict] = []
             while cands:
                 vm = cands.pop(0)
@@ -895,36 +908,36 @@ class BehaviorGrader:
                     continue
                 done.append(vm)
                 if tried >= self.max_maps:
-                    return self._done(v, v.reason or "no_map_passes", tried)
+                    return self._done(v, v.reason or "no_map_passes", tried), tried, best
                 tried += 1
                 res = self._try(out, cm, vm, None, v)
                 if res == "passed":
-                    return self._done(v, None, tried, method="renaming")
+                    return self._done(v, None, tried, method="renaming"), tried, best
                 if res == "fatal":
                     # a TLC error no map can fix; a reference with control labels still
                     # gets the state-graph comparison of Appendix I
                     if not (self.r_control and (v.reason or "").startswith(("forward_", "reverse_"))):
-                        return self._done(v, v.reason, tried)
-                    best = best or (cm, vm)
-                    stop = True
-                    break
-                if best is None:
-                    best = (cm, vm)
+                        return self._done(v, v.reason, tried), tried, best
+                    return None, tried, best or (cm, vm)
+                best = best or (cm, vm)
                 if n_cm == 0 and not cands and len(done) == 1 and len(var_maps) > 1:
                     cands = [m for m in self._pruned_var_maps(out, cm, g_vars) if m not in done]
-        # Appendix I: control-label variables
-        if self.r_control and best is not None:
-            cm, vm = best
-            for labels in self._label_maps(out, vm):
-                if tried >= self.max_maps:
-                    break
-                tried += 1
-                res = self._try(out, cm, vm, labels, v)
-                if res == "passed":
-                    return self._done(v, None, tried, method="label_map")
-            self._best_map = best
-            if data_graph and self._data_graph(out, cm, vm, v):
-                return self._done(v, None, tried, method="data_graph")
+        return None, tried, best
+
+    def _appendix_i(self, out: OutputSide, best: tuple, tried: int, v: BehaviorVerdict,
+                    data_graph: bool) -> BehaviorVerdict:
+        """Appendix I for a reference with control-label variables: maps of its labels
+        under the best map found, then (with ``data_graph``) the data-graph comparison."""
+        cm, vm = best
+        for labels in self._label_maps(out, vm):
+            if tried >= self.max_maps:
+                break
+            tried += 1
+            if self._try(out, cm, vm, labels, v) == "passed":
+                return self._done(v, None, tried, method="label_map")
+        self._best_map = best
+        if data_graph and self._data_graph(out, cm, vm, v):
+            return self._done(v, None, tried, method="data_graph")
         return self._done(v, v.reason or "no_map_passes", tried)
 
     def _done(self, v: BehaviorVerdict, reason, tried: int = 0, method=None) -> BehaviorVerdict:
