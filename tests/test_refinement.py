@@ -463,6 +463,48 @@ def test_a_re_encoding_under_a_depth_bound_is_learnt_from_reachable_states(tool_
     assert BehaviorGrader(bounded, runner).constrained
 
 
+COUNTER = """---- MODULE Ctr ----
+EXTENDS Naturals
+VARIABLES x, pc
+Init == x = 0 /\\ pc = "a"
+Next == \\/ pc = "a" /\\ pc' = "b" /\\ x' = x + 1
+        \\/ pc = "b" /\\ pc' = "a" /\\ UNCHANGED x
+Spec == Init /\\ [][Next]_<<x, pc>>
+Small == x < 4
+====
+"""
+
+
+@pytest.mark.tlc
+def test_a_re_encoding_under_a_constraint_on_variables_is_learnt_from_the_outputs_own_bound(tool_config, tmp_path):
+    """TLA+-Bench 1576's and 867's re-encoded controls (``pc`` labels as numbers; the cfg's
+    CONSTRAINT mentions reference variables): the output alone has no bound of R's, so its
+    dump was its initial states, the encoding learnt ``{0 -> "a"}`` and TLC's forward check
+    met a value it does not cover. The output's own definition of the cfg's constraint
+    name now bounds its dump."""
+    ref = Reference(task_id="t.Ctr", condition="original", files={"Ctr.tla": COUNTER}, system_module="Ctr",
+                    model_module="Ctr", cfg_text="SPECIFICATION Spec\nCONSTRAINT Small\n", wrapper_module=None,
+                    author_modules=("Ctr",))
+    numbers = COUNTER.replace('"a"', "0").replace('"b"', "1")
+    runner = ToolRunner(tool_config, tmp_path)
+    g = BehaviorGrader(ref, runner)
+    assert g.constrained
+    v = g.grade(OutputSide({"Ctr": numbers}, "Ctr"))
+    assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
+    assert v.mapping["leaves"]["pc"] == 'pc via {0->"a", 1->"b"}', v.mapping
+    wrong = numbers.replace("x' = x + 1", "x' = x + 2")
+    assert not BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": wrong}, "Ctr")).passed
+    # without a definition of the cfg's name the output's dump is unbounded: cut at the
+    # profile's state limit, it compares initial states, and the encoding comes from the
+    # values the cut dump saw (as for TLA+-Bench 867, whose dump is over the limit)
+    unbounded = numbers.replace("Small == x < 4", "Tiny == x < 4")
+    g = BehaviorGrader(ref, runner)
+    v = g.grade(OutputSide({"Ctr": unbounded}, "Ctr"))
+    assert v.passed and v.method == "refinement_mapping", (v.method, v.attempts)
+    assert v.mapping["leaves"]["pc"] == 'pc via {0->"a", 1->"b"}', v.mapping
+    assert {c.purpose for c in v.calls} >= {"profile_output", "profile_output_initial"}
+
+
 def test_eight_labels_as_numbers_get_the_order_preserving_encoding():
     """TLA+-Bench 1601's re-encoded control (Fischer: eight PlusCal labels as 0..7, ``pc`` a
     function of them): more than ``MAX_ENCODED_VALUES`` atoms and none shared, so no

@@ -460,6 +460,15 @@ class BehaviorGrader:
             self._shared["uses"] = uses
         return self._shared["uses"]
 
+    @staticmethod
+    def output_definitions(files: dict[str, str], model: str) -> dict[str, int]:
+        """Definition -> arity over the staged output's model ``model`` and the modules it
+        sees unprefixed."""
+        out: dict[str, int] = {}
+        for t in reversed(visible_closure(model, files)):
+            out.update(definition_arities(t))
+        return out
+
     def variable_free_constraints(self) -> list[str]:
         """The cfg's CONSTRAINT entries whose definitions (R's, transitively) mention no
         reference variable: TLA+-Bench 1548 bounds the depth (``TLCGet("level") < 6``),
@@ -725,26 +734,30 @@ class BehaviorGrader:
         """The state graph TLC dumps for this run (cached by run key), or None.
         ``profile``: a dump that prunes the refinement search, within its limits in bytes
         (part of the cache key) and states (:data:`alias.grade.behavior_refine.PROFILE_MAX_STATES`,
-        which the run's cfg enforces): one that reaches either is remembered as ``too_large``."""
+        which the run's cfg enforces): one that reaches either is remembered as ``too_large``,
+        and one that reaches the state limit leaves the values it saw (:attr:`dump_values`)."""
         cap = br.PROFILE_MAX_BYTES if profile else self.max_dot_bytes
-        config = self.runner.config
         key = "dot-" + tlc_run_key(files, main, cfg_text, self.runner.config, flags) + \
             (f"-cap{cap}" if profile else "")
         hit = self.runner.load_extra(key)
         self.dump_error = None  # TLC's message where the dump failed (the refinement search reads it)
-        if hit is not None:
+        #: variable -> the distinct value texts of a profile cut at its state limit (the
+        #: first states TLC found), where it has at most ``PROFILE_VALUES_LIMIT`` of them
+        self.dump_values: dict[str, list[str]] | None = None
+        if hit is not None and not (profile and hit.get("kind") == "too_large" and "values" not in hit):
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
             if hit.get("kind") != "success":
-                self.dump_error = hit.get("error")
+                self.dump_error, self.dump_values = hit.get("error"), hit.get("values")
                 return None
             return self.sg.StateGraph(nodes=hit["nodes"], edges=[tuple(e) for e in hit["edges"]],
                                       initial=hit["initial"])
-        g = self.sg.dump_state_graph(files, main, cfg_text, config, flags, max_dot_bytes=cap)
+        g = self.sg.dump_state_graph(files, main, cfg_text, self.runner.config, flags, max_dot_bytes=cap)
         tlc = g.tlc
         ok = isinstance(g, self.sg.StateGraph)
         self.runner._record(Call("tlc", key, tlc.kind if tlc else "crash", False, tlc.wall_s if tlc else 0.0,
                                  purpose))
         if ok and profile and len(g.nodes) >= br.PROFILE_MAX_STATES:
+            self.dump_values = br.few_values(g.nodes.values(), br.PROFILE_VALUES_LIMIT)
             ok, g = False, self.sg.DumpFailure("too_large", "the profile's state limit", tlc)
         if ok:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
@@ -752,7 +765,10 @@ class BehaviorGrader:
             return g
         self.dump_error = tlc.error_message if tlc else None
         if g.kind not in ("timeout", "crash"):
-            self.runner.store_extra(key, {"kind": g.kind, "error": self.dump_error})
+            entry = {"kind": g.kind, "error": self.dump_error}
+            if profile and g.kind == "too_large":
+                entry["values"] = self.dump_values or {}
+            self.runner.store_extra(key, entry)
         return None
 
     def reference_init_values(self) -> dict[str, frozenset] | None:

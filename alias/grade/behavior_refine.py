@@ -58,6 +58,12 @@ VAR_PREFIX = "AliasV_"
 #: verdict, do not depend on the machine's speed.
 PROFILE_MAX_STATES = 50_000
 PROFILE_MAX_BYTES = 20_000_000
+#: a profile cut at its state limit keeps, per variable with at most this many distinct
+#: values, the values it saw: what a re-encoding is learnt from where the search compares
+#: initial states only (:attr:`alias.grade.refinement.Side.values`)
+PROFILE_VALUES_LIMIT = 5_000
+#: the states of that shorter cut where the profile's is over its limit in bytes
+PROFILE_CUT_STATES = 5_000
 #: The data-graph path's product graph stops at this many times R's states (at least
 #: PROFILE_MAX_STATES): a larger one is not compared (without a bound on G alone, TLC would
 #: run it to its time limit), and the path fails with ``data_graph_unavailable``.
@@ -357,7 +363,7 @@ class Refiner:
                     return "no_data_variables"
                 r_data = Side(data, [{k: s[k] for k in data} for s in r_side.states],
                               [{k: s[k] for k in data} for s in r_side.initial], r_side.reachable)
-            g_side = self.profile(st, reachable=r_data.reachable and not self.gr.constrained)
+            g_side = self.profile(st, reachable=r_data.reachable)
             if g_side is None:
                 continue
             for m in Search(r_data, g_side, subset=True).matches(limit):
@@ -380,10 +386,12 @@ class Refiner:
     # ------------------------------------------------------------------ profiles
     def profile(self, st: Staged, reachable: bool = True) -> Side | None:
         """The output's states from a dump of G alone (R's variables held at a dummy
-        value; the cfg's symmetry, view and constraints dropped, but for those that mention
-        no reference variable): every reachable state
-        within the profile limits (with ``reachable``), else only the initial states;
-        None when TLC cannot run the output."""
+        value; the cfg's symmetry and view dropped; of its constraints, those that mention
+        no reference variable, and where the others mention R's variables, the output's own
+        definitions of the same names): every reachable state within the profile limits
+        (with ``reachable``: R's dump holds its reachable states), else only the initial
+        states, with the values a dump cut at its limit saw (:attr:`Side.values`); None
+        when TLC cannot run the output."""
         gr = self.gr
         rv = list(gr.r_vars)
         gv = [g_name(g) for g in st.g_vars]
@@ -393,17 +401,68 @@ class Refiner:
                 f"AliasPVars == <<{', '.join(gv + rv)}>>",
                 "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
                 "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
-        files, c = self._root(st, PROFILE, None, body)
-        c.specification, c.init, c.next = "AliasPSpec", None, None
-        c.constraints = ["AliasProfileCap"] + gr.variable_free_constraints()
-        c.action_constraints, c.symmetry, c.view = [], None, None
-        c.check_deadlock = False
         back = {g_name(g): g for g in st.g_vars}
-        full = self._side(files, PROFILE, c, back, "profile_output") if reachable else None
-        if full is not None:
-            return full
-        c.action_constraints = ["AliasPNoStep"]
-        return self._side(files, PROFILE, c, back, "profile_output_initial", reachable=False)
+        values = None
+        if reachable:
+            # G's own definitions of the cfg's constraints on R's variables bound it;
+            # lacking them, G unbounded (R's states then a subset of its, if it ends)
+            own = self._own_constraints(st) if gr.constrained else None
+            lines, cons, acts = own or ([], [], [])
+            files, c = self._root(st, PROFILE, None, body + lines)
+            self._profile_cfg(c, ["AliasProfileCap"] + gr.variable_free_constraints() + cons, acts)
+            full = self._side(files, PROFILE, c, back, "profile_output")
+            if full is not None:
+                return full
+            values = {back[k]: v for k, v in (gr.dump_values or {}).items() if k in back} or None
+            if values is None and gr.dump_error is None:  # over the limit in bytes: a shorter cut
+                values = self._cut_values(st, body + lines, c, back)
+        files, c = self._root(st, PROFILE, None, body)
+        self._profile_cfg(c, ["AliasProfileCap"] + gr.variable_free_constraints(), ["AliasPNoStep"])
+        initial = self._side(files, PROFILE, c, back, "profile_output_initial", reachable=False)
+        if initial is not None:
+            initial.values = values
+        return initial
+
+    def _cut_values(self, st: Staged, body: list[str], c, back: dict[str, str]) -> dict[str, list[str]] | None:
+        """The values of G's variables over its first :data:`PROFILE_CUT_STATES` states,
+        where its dump cut at :data:`PROFILE_MAX_STATES` is over the limit in bytes (TLA+-Bench
+        867: Paxos, its message sets)."""
+        files, c2 = self._root(st, PROFILE, None, body + [
+            f'AliasCutCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {PROFILE_CUT_STATES})'])
+        self._profile_cfg(c2, ["AliasCutCap"] + [x for x in c.constraints if x != "AliasProfileCap"],
+                          list(c.action_constraints))
+        cut = self._side(files, PROFILE, c2, back, "profile_output_cut")
+        if cut is None:
+            return None
+        return few_values(cut.states, PROFILE_VALUES_LIMIT) or None
+
+    @staticmethod
+    def _profile_cfg(c, constraints: list[str], action_constraints: list[str]) -> None:
+        c.specification, c.init, c.next = "AliasPSpec", None, None
+        c.constraints, c.action_constraints = constraints, action_constraints
+        c.symmetry, c.view, c.check_deadlock = None, None, False
+
+    def _own_constraints(self, st: Staged) -> tuple[list[str], list[str], list[str]] | None:
+        """The output's own definitions of the cfg's CONSTRAINT and ACTION_CONSTRAINT names
+        that mention reference variables: ``(definitions, constraints, action constraints)``
+        of the profile module; None when the output does not define each of them (without
+        parameters). An output checked with the task's cfg bounds its own state space so:
+        TLA+-Bench 1576's and 867's re-encoded controls, whose dumps were their initial
+        states only, where an encoding of a label was learnt from one value."""
+        free = set(self.gr.variable_free_constraints())
+        defined = self.gr.output_definitions(st.files, st.model)
+        lines: list[str] = []
+        kinds: tuple[list[str], list[str]] = ([], [])
+        for k, names in enumerate((self.gr.cfg.constraints, self.gr.cfg.action_constraints)):
+            for name in names:
+                if k == 0 and name in free:
+                    continue
+                if defined.get(name) != 0:
+                    return None
+                alias = f"AliasPCon{len(lines)}"
+                lines.append(f"{alias} == AliasG!{name}")
+                kinds[k].append(alias)
+        return lines, kinds[0], kinds[1]
 
     def _side(self, files, main, c, names: dict[str, str], purpose: str, reachable: bool = True) -> Side | None:
         text, flags = self.gr._write(c)
@@ -425,10 +484,10 @@ class Refiner:
                 r_side = self.gr.reference_side()
                 if r_side is None:
                     return "reference_profile_unavailable"
-            # G alone has no state constraint: where R needs one that mentions its variables
-            # (or R's own dump is too large), G's reachable states would run to the limit;
-            # its initial states prune
-            g_side = self.profile(st, reachable=r_side.reachable and not self.gr.constrained)
+            # G alone has no state constraint of R's: where R needs one that mentions its
+            # variables, G's own definitions of the cfg's names bound G's dump; failing
+            # them (or where R's own dump is too large), G's initial states prune
+            g_side = self.profile(st, reachable=r_side.reachable)
             if g_side is None:
                 reason = reason or "output_profile_failed"
                 continue
@@ -543,6 +602,18 @@ def _instances(node):
             yield n
         elif n.type not in ("comment", "block_comment"):
             stack.extend(n.children)
+
+
+def few_values(states, limit: int) -> dict[str, list[str]]:
+    """Variable -> its distinct value texts over ``states`` (``{variable: text}`` each),
+    for the variables with at most ``limit`` of them."""
+    seen: dict[str, set[str]] = {}
+    for s in states:
+        for k, x in s.items():
+            vals = seen.setdefault(k, set())
+            if len(vals) <= limit:
+                vals.add(x)
+    return {k: sorted(v) for k, v in seen.items() if len(v) <= limit}
 
 
 def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:

@@ -252,6 +252,10 @@ class Side:
     reachable: bool = True
     #: the steps of the dump, ``(i, j)`` indices into ``states`` (empty where not known)
     edges: tuple[tuple[int, int], ...] = ()
+    #: variable -> value texts beyond ``states`` where those are the initial states only
+    #: (R's reachable values; the first states of G's dump cut at its limit): re-encodings
+    #: of values the initial states do not show are learnt from them
+    values: dict[str, list[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -371,7 +375,8 @@ class Search:
         if r.reachable and not g.reachable:
             # G's dump has only its initial states (over its limits): compare R's initial
             # states with them, not R's reachable ones (which no G leaf would take)
-            r = Side(r.variables, r.initial, r.initial, reachable=False)
+            r = Side(r.variables, r.initial, r.initial, reachable=False,
+                     values={v: sorted({s[v] for s in r.states}) for v in r.variables})
         self.r, self.g = r, g
         self.subset = subset or not g.reachable or not r.reachable
         self._parsed: dict[str, Value] = {}
@@ -446,9 +451,32 @@ class Search:
         if ra is None or gb is None:
             return out
         same_name = _last_name(a).lower() == _last_name(b).lower()
-        return out + [e for e in encodings(set(ra), set(gb), subset=self.subset)
-                      if not (e.identity and not a.path and not b.path)
-                      and (same_name or not e.changes_kind)]
+        found = [e for e in encodings(set(ra), set(gb), subset=self.subset)
+                 if not (e.identity and not a.path and not b.path)]
+        found += [e for e in self._wider_encodings(a, b) if e not in found]
+        # an encoding of some atoms that a wider one extends is dropped: it fails TLC's
+        # check on the first state showing another atom, where the wider one does not
+        found = [e for e in found if not any(e.pointwise == f.pointwise and set(e.pairs) < set(f.pairs)
+                                             for f in found)]
+        return out + [e for e in found if same_name or not e.changes_kind]
+
+    def _wider_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
+        """Re-encodings of the atoms R leaf ``a`` and G leaf ``b`` take beyond the states
+        compared (:attr:`Side.values`): TLA+-Bench 867's re-encoded control (ballots as
+        ``"v0".."v2"``), whose own dump is over its limit, showed one ballot initially."""
+        rv, gv = self.r.values, self.g.values
+        if rv is None or gv is None or a.var not in rv or b.var not in gv:
+            return []
+        sides = []
+        for texts, leaf in ((rv[a.var], a), (gv[b.var], b)):
+            try:
+                sides.append(_atoms({leaf_value(self._parse(t), leaf.path) for t in texts}))
+            except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+                return []
+        (ra, gb) = sides
+        if ra is None or gb is None or ra[1] != gb[1]:
+            return []
+        return [Encoding(e.pairs, ra[1]) for e in encodings(ra[0], gb[0], subset=True) if not e.identity]
 
     def _compatible(self, a: Leaf) -> list[tuple[Leaf, Encoding]]:
         """G leaves (of any decomposition) whose values fit R leaf ``a``, with encodings,
