@@ -123,3 +123,37 @@ def test_a_renamed_spec_is_not_taken_for_the_spec_of_a_module_it_extends(runner)
     side = OutputSide({"Hist": renamed.replace("Init", "Ikjh").replace("Next", "Nmbv"), "Base": base}, "Hist")
     v = BehaviorGrader(ref, runner).grade(side)
     assert v.passed and v.method == "renaming", v.attempts
+
+
+SUBST = textwrap.dedent("""\
+    ---- MODULE Sub ----
+    EXTENDS Naturals
+    VARIABLES y, z
+    fixed == 1
+    INSTANCE Inner WITH x <- fixed
+    ====
+
+    ---- MODULE Inner ----
+    EXTENDS Naturals
+    VARIABLES x, y, z
+    Init == x \\in {1, 2} /\\ y = 0 /\\ z \\in {0, 1}
+    Next == y < 3 /\\ y' = y + 1 /\\ UNCHANGED <<x, z>>
+    Spec == Init /\\ [][Next]_<<x, y, z>>
+    ====
+    """)
+
+
+def test_a_spec_taken_by_instance_with_substitution_is_split_where_it_is_defined(runner):
+    """TLA+-Bench 1394 (TLC's regression spec Github702: ``Spec`` of ``x_unchanged``, taken by
+    ``INSTANCE x_unchanged WITH x <- fizzbuzz``): the split formula's definitions were
+    appended to the model, where the subscript ``<<x, y, z>>`` names an ``x`` it lacks
+    (SANY: "Unknown operator: `x'"), so the reference failed against itself. They go into
+    the instantiated module now, read through the substitution."""
+    ref = Reference(task_id="t.Sub", condition="original", files={"Sub.tla": SUBST}, system_module="Sub",
+                    model_module="Sub", cfg_text="SPECIFICATION Spec\nCHECK_DEADLOCK FALSE\n", wrapper_module=None,
+                    author_modules=("Sub",))
+    v = BehaviorGrader(ref, runner).grade(OutputSide({"Sub": SUBST}, "Sub"))
+    assert v.passed and v.method == "renaming", (v.reason, v.attempts)
+    wrong = SUBST.replace("y < 3", "y < 2")
+    v = BehaviorGrader(ref, runner).grade(OutputSide({"Sub": wrong}, "Sub"))
+    assert not v.passed and "reverse property_violated" in v.attempts[0], (v.reason, v.attempts)

@@ -204,6 +204,19 @@ def visible_closure(root: str, files: dict[str, str]) -> list[str]:
     return _closure(root, files, instances=True)
 
 
+def _defining_module(files: dict[str, str], model: str, text: str) -> str:
+    """The module to append the split formula's definitions to: ``model``, or the module
+    of ``text`` where ``model`` takes it by an unnamed ``INSTANCE ... WITH``, whose
+    substitutions the formula's variables must go through (TLA+-Bench 1394: ``Spec`` of
+    ``x_unchanged`` with ``x <- fizzbuzz``; copied into ``model`` its subscript named an
+    ``x`` that ``model`` lacks)."""
+    name = next((k[:-4] for k, t in files.items() if t == text and k.endswith(".tla")), model)
+    own = files.get(f"{model}.tla", "")
+    if name != model and re.search(rf"^\s*INSTANCE\s+{re.escape(name)}\s+WITH\b", own, re.M):
+        return name
+    return model
+
+
 _ANY_INSTANCE = re.compile(r"\bINSTANCE\s+([A-Za-z0-9_]+)")
 
 
@@ -383,12 +396,12 @@ class BehaviorGrader:
                     if name in defined_names(t):
                         shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
                         if shape is not None:
-                            return m, name, shape
+                            return _defining_module(files, m, t), name, shape
                         break
         # the definition at the reference spec's position (module of the closure, then
         # definition order): a renamed copy keeps both, so its renamed Spec is found even
         # when the wrapper also defines other formulas of that shape (MCVoting's MCSpec)
-        hit = self._positional_spec(closures[order[0]], order[0])
+        hit = self._positional_spec(closures[order[0]], order[0], files)
         if hit is not None:
             return hit
         # any definition of the shape I /\ [][N]_v; with several (a module that also
@@ -401,7 +414,7 @@ class BehaviorGrader:
                 extra = tuple(texts[:i] + texts[i + 1:])
                 for pos, name in enumerate(spec_shaped_definitions(t, extra)):
                     shape = split_spec(t, name, extra=extra)
-                    found.append((self._coverage(shape, texts), pos, m, name, shape))
+                    found.append((self._coverage(shape, texts), pos, _defining_module(files, m, t), name, shape))
         if found:
             _cov, _pos, m, name, shape = max(found, key=lambda x: (x[0], x[1]))
             return m, name, shape
@@ -516,7 +529,7 @@ class BehaviorGrader:
             side = None if init is None else br.graph_side(init, names, reachable=False)
         return side
 
-    def _positional_spec(self, g_texts: list[str], model: str):
+    def _positional_spec(self, g_texts: list[str], model: str, files: dict[str, str]):
         """``(model, name, shape)`` of the output definition at the position of the
         reference's specification formula (the cfg's SPECIFICATION, else ``Spec``) in the
         visible closures of both models, if it has the shape ``I /\\ [][N]_v``; else None."""
@@ -534,7 +547,7 @@ class BehaviorGrader:
                     return None
                 extra = tuple(g_texts[:i] + g_texts[i + 1:])
                 shape = split_spec(g_texts[i], g_defs[k], extra=extra)
-                return (model, g_defs[k], shape) if shape is not None else None
+                return (_defining_module(files, model, g_texts[i]), g_defs[k], shape) if shape is not None else None
         return None
 
     def _coverage(self, shape, texts: list[str]) -> int:
