@@ -157,3 +157,35 @@ def test_a_spec_taken_by_instance_with_substitution_is_split_where_it_is_defined
     wrong = SUBST.replace("y < 3", "y < 2")
     v = BehaviorGrader(ref, runner).grade(OutputSide({"Sub": wrong}, "Sub"))
     assert not v.passed and "reverse property_violated" in v.attempts[0], (v.reason, v.attempts)
+
+
+def test_a_formula_shadowed_by_an_earlier_import_is_not_split_in_the_instantiated_module(runner):
+    """Two imported modules define ``Spec``: SANY keeps the first in import order (a warning),
+    here ``Short``'s through ``EXTENDS Mid``, while the spec search finds ``Inner``'s (the
+    one taken ``WITH`` a substitution). Splitting ``Inner``'s formula there would let the
+    reverse check see a formula TLC never runs, and pass an output that stops a step
+    short; the split stays in the model, where ``Inner``'s ``x`` is unknown: rejected."""
+    ref = Reference(task_id="t.Sub", condition="original", files={"Sub.tla": SUBST}, system_module="Sub",
+                    model_module="Sub", cfg_text="SPECIFICATION Spec\nCHECK_DEADLOCK FALSE\n", wrapper_module=None,
+                    author_modules=("Sub",))
+    model = textwrap.dedent("""\
+        ---- MODULE Sub ----
+        EXTENDS Naturals, Mid
+        fixed == 1
+        INSTANCE Inner WITH x <- fixed
+        ====
+        """)
+    mid = "---- MODULE Mid ----\nEXTENDS Naturals\nVARIABLES y, z\nINSTANCE Short\n====\n"
+    short = textwrap.dedent("""\
+        ---- MODULE Short ----
+        EXTENDS Naturals
+        VARIABLES y, z
+        Init == y = 0 /\\ z \\in {0, 1}
+        Next == y < 2 /\\ y' = y + 1 /\\ UNCHANGED z
+        Spec == Init /\\ [][Next]_<<y, z>>
+        ====
+        """)
+    inner = SUBST.split("====\n\n", 1)[1]
+    side = OutputSide({"Sub": model, "Mid": mid, "Short": short, "Inner": inner}, "Sub")
+    v = BehaviorGrader(ref, runner).grade(side)
+    assert not v.passed, (v.method, v.attempts)

@@ -204,17 +204,19 @@ def visible_closure(root: str, files: dict[str, str]) -> list[str]:
     return _closure(root, files, instances=True)
 
 
-def _defining_module(files: dict[str, str], model: str, text: str) -> str:
-    """The module to append the split formula's definitions to: ``model``, or the module
-    of ``text`` where ``model`` takes it by an unnamed ``INSTANCE ... WITH``, whose
+def _defining_module(files: dict[str, str], model: str, text: str, name: str, closure: list[str]) -> str:
+    """The module to append the split formula ``name``'s definitions to: ``model``, or the
+    module of ``text`` where ``model`` takes it by an unnamed ``INSTANCE ... WITH``, whose
     substitutions the formula's variables must go through (TLA+-Bench 1394: ``Spec`` of
     ``x_unchanged`` with ``x <- fizzbuzz``; copied into ``model`` its subscript named an
-    ``x`` that ``model`` lacks)."""
-    name = next((k[:-4] for k, t in files.items() if t == text and k.endswith(".tla")), model)
+    ``x`` that ``model`` lacks). Only where no other module of the model's ``closure``
+    defines ``name``: SANY keeps the first of clashing imported definitions (a warning),
+    which need not be the one found here, and the checks must split the formula TLC runs."""
+    mod = next((k[:-4] for k, t in files.items() if t == text and k.endswith(".tla")), model)
     own = files.get(f"{model}.tla", "")
-    if name != model and re.search(rf"^\s*INSTANCE\s+{re.escape(name)}\s+WITH\b", own, re.M):
-        return name
-    return model
+    if mod == model or not re.search(rf"^\s*INSTANCE\s+{re.escape(mod)}\s+WITH\b", own, re.M):
+        return model
+    return mod if sum(name in defined_names(t) for t in closure) == 1 else model
 
 
 _ANY_INSTANCE = re.compile(r"\bINSTANCE\s+([A-Za-z0-9_]+)")
@@ -396,7 +398,7 @@ class BehaviorGrader:
                     if name in defined_names(t):
                         shape = split_spec(t, name, extra=tuple(texts[:i] + texts[i + 1:]))
                         if shape is not None:
-                            return _defining_module(files, m, t), name, shape
+                            return _defining_module(files, m, t, name, texts), name, shape
                         break
         # the definition at the reference spec's position (module of the closure, then
         # definition order): a renamed copy keeps both, so its renamed Spec is found even
@@ -414,7 +416,8 @@ class BehaviorGrader:
                 extra = tuple(texts[:i] + texts[i + 1:])
                 for pos, name in enumerate(spec_shaped_definitions(t, extra)):
                     shape = split_spec(t, name, extra=extra)
-                    found.append((self._coverage(shape, texts), pos, _defining_module(files, m, t), name, shape))
+                    home = _defining_module(files, m, t, name, texts)
+                    found.append((self._coverage(shape, texts), pos, home, name, shape))
         if found:
             _cov, _pos, m, name, shape = max(found, key=lambda x: (x[0], x[1]))
             return m, name, shape
@@ -547,7 +550,8 @@ class BehaviorGrader:
                     return None
                 extra = tuple(g_texts[:i] + g_texts[i + 1:])
                 shape = split_spec(g_texts[i], g_defs[k], extra=extra)
-                return (_defining_module(files, model, g_texts[i]), g_defs[k], shape) if shape is not None else None
+                return (_defining_module(files, model, g_texts[i], g_defs[k], g_texts), g_defs[k], shape) \
+                    if shape is not None else None
         return None
 
     def _coverage(self, shape, texts: list[str]) -> int:
