@@ -247,7 +247,7 @@ def grade_file(file: str, task_id: str, condition: str, grades: list[str], store
         config = _config(params_file or ("params.yaml",))
         store = _guard(lambda: ensure_store(config.paths.store, config.paths.snapshot))
     else:
-        config = _config(params_file) if params_file else _guard(lambda: settings_for(store)) or _config(("params.yaml",))
+        config = _config(params_file) if params_file else _store_or_local_config(store)
     verdicts = _guard(lambda: grade_output(text, task_id, condition, store, grades, config=config))
     if as_json:
         click.echo(json.dumps(verdicts, indent=2, default=str))
@@ -260,6 +260,18 @@ def grade_file(file: str, task_id: str, condition: str, grades: list[str], store
     for v in verdicts:
         table.add_row(*["" if v.get(k) is None else str(v.get(k)) for k in keys])
     _console().print(table)
+
+
+def _store_or_local_config(store: str):
+    """The settings ``store`` was built with, else ``params.yaml`` here, saying so in one
+    line (a store built before ``load`` recorded its settings grades with this folder's
+    library folders, jar and limits, which need not be its pipeline's)."""
+    config = _guard(lambda: settings_for(store))
+    if config is None:
+        click.echo(f"warning: {store} records no settings (built by an older load stage); grading with "
+                   f"{Path.cwd() / 'params.yaml'}: pass --params from its pipeline folder if that differs", err=True)
+        config = _config(("params.yaml",))
+    return config
 
 
 @main.command("init-pipeline")

@@ -21,7 +21,7 @@ import yaml
 from alias.errors import AliasError
 from alias.report.adjudication import COLUMNS as ADJUDICATION_COLUMNS
 
-__all__ = ["PRODUCES", "DEFAULT_STAGES", "pipeline_yaml", "stages_of", "init_pipeline", "params_yaml"]
+__all__ = ["PRODUCES", "DEFAULT_STAGES", "REQUIRES", "pipeline_yaml", "stages_of", "init_pipeline", "params_yaml"]
 
 #: The ``paths`` key of each stage's output folder.
 PRODUCES = {"check_params": "checked", "ingest": "ingest", "rename": "rename", "verify": "verify",
@@ -32,6 +32,14 @@ PRODUCES = {"check_params": "checked", "ingest": "ingest", "rename": "rename", "
 #: The stages of a new pipeline folder: the test set, the store, the reports and the audit.
 DEFAULT_STAGES = ("check_params", "ingest", "rename", "verify", "identifiers", "load", "report", "audit")
 _FLAGS = " --params ../../params.yaml --params params.yaml"
+#: What a stage cannot run without: each entry names stages of which the list must hold
+#: one ("a|b" = either). The other inputs a stage reads are optional (``load`` builds the
+#: store from whichever stage folders exist; ``grade`` reads ``meaningful`` when present).
+REQUIRES = {"rename": ("ingest",), "verify": ("rename",), "identifiers": ("rename",), "controls": ("verify",),
+            "meaningful": ("verify",), "generate_local": ("verify",), "generate_provider": ("verify",),
+            "generate_replay": ("verify",), "continuation": ("verify", "tiny_model"), "exposure": ("verify",),
+            "grade": ("verify", "generate_local|generate_provider|generate_replay"), "load": ("ingest",),
+            "report": ("load",), "audit": ("load",)}
 
 
 def _has(tree: dict, dotted: str) -> bool:
@@ -65,7 +73,9 @@ def _stage(body: dict, have: set[str], profile: dict, base: dict) -> dict:
 
 def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]) -> str:
     """The text of ``<repo>/pipelines/<name>/dvc.yaml`` for the stages ``keep``, from the
-    repository's ``dvc.yaml`` and the folder's ``params.yaml``."""
+    repository's ``dvc.yaml`` and the folder's ``params.yaml``. Raises :class:`AliasError`
+    for a list missing a stage another needs (:data:`REQUIRES`)."""
+    _check_inputs(tuple(keep))
     repo = Path(repo)
     root = yaml.safe_load((repo / "dvc.yaml").read_text())
     profile = yaml.safe_load((repo / "pipelines" / name / "params.yaml").read_text())
@@ -119,14 +129,25 @@ def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str
     return head + yaml.safe_dump(data, sort_keys=False, width=120)
 
 
+def _check_inputs(stages: tuple[str, ...]) -> None:
+    """Raise :class:`AliasError` naming the first stage of ``stages`` whose required input
+    (:data:`REQUIRES`) no stage of the list writes."""
+    for st in stages:
+        for need in REQUIRES.get(st, ()):
+            if not set(need.split("|")) & set(stages):
+                raise AliasError(f"stage {st} needs {need.replace('|', ' or ')} in --stages (a pipeline "
+                                 f"folder's stages are the whole list: {', '.join(stages)})")
+
+
 def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: tuple[str, ...] = (),
                   descriptions: str | None = None, timeout_s: float | None = None,
                   stages: tuple[str, ...] = DEFAULT_STAGES, force: bool = False) -> Path:
     """Write ``<repo>/pipelines/<name>/`` (``params.yaml``, ``dvc.yaml``, a header-only ``adjudications.csv``) for the folder of
     specifications ``corpus``; returns the folder. Raises :class:`AliasError` for a name
     that is not a plain folder name, a folder that exists (unless ``force``), a missing
-    corpus, library or description file, a stage not in the repository's ``dvc.yaml``, or
-    a repository without ``dvc.yaml``."""
+    corpus, library or description file, a stage not in the repository's ``dvc.yaml``, a
+    stage list missing a stage another needs (:data:`REQUIRES`), or a repository without
+    ``dvc.yaml``."""
     repo = Path(repo).resolve()
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]*", name):
         raise AliasError(f"pipeline name {name!r}: letters, digits, '_', '.' and '-' only")
@@ -140,6 +161,7 @@ def init_pipeline(repo: str | Path, name: str, corpus: str | Path, *, library: t
     unknown = [k for k in stages if k not in known]
     if unknown:
         raise AliasError(f"no stage {unknown[0]!r} in {repo / 'dvc.yaml'} (have: {', '.join(known)})")
+    _check_inputs(stages)
     folder = repo / "pipelines" / name
     if folder.exists() and not force:
         raise AliasError(f"{folder} exists (pass --force to write it again)")

@@ -108,3 +108,26 @@ def test_a_table_prints_missing_values_empty_as_csv_does(tmp_path):
     assert res.exit_code == 0, res.output
     row = [c.strip() for c in res.output.splitlines()[3].split("│")[1:-1]]
     assert row == ["", "", "[1, 2]", "x"], res.output
+
+
+def test_grade_file_says_when_the_store_records_no_settings(tmp_path, monkeypatch):
+    """A store whose ``store_settings`` table is empty (built by an older ``load``) is graded
+    with ``params.yaml`` of the working folder, and ``grade-file`` says so in one line (the
+    newcomer saw outputs that need the pipeline's library fail without a word)."""
+    root = Path(__file__).resolve().parents[1]
+    folders = {k: tmp_path / "none" for k in ("continuation", "controls", "exposure", "grades", "identifiers",
+                                              "ingest", "meaningful", "rename", "samples", "verify")}
+    (tmp_path / "sql").mkdir()
+    build_store(tmp_path / "old.duckdb", folders, sql_dir=tmp_path / "sql")   # every table, empty
+    (tmp_path / "params.yaml").write_text((root / "params.yaml").read_text())
+    out = tmp_path / "o.tla"
+    out.write_text("---- MODULE M ----\n====\n")
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(main, ["grade-file", str(out), "--task", "t", "--store", "old.duckdb"])
+    warning = [ln for ln in res.output.splitlines() if ln.startswith("warning:")]
+    assert len(warning) == 1 and "old.duckdb records no settings" in warning[0], res.output
+    assert str(tmp_path / "params.yaml") in warning[0]
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    quiet = CliRunner().invoke(main, ["grade-file", str(out), "--task", "t", "--store", "old.duckdb",
+                                      "--params", "params.yaml"])
+    assert "records no settings" not in quiet.output and quiet.exit_code == 1

@@ -11,7 +11,7 @@ import yaml
 from alias.config import load_config
 from alias.corpus.folder import ingest_folder, model_size
 from alias.errors import AliasError
-from alias.pipelines import init_pipeline
+from alias.pipelines import DEFAULT_STAGES, init_pipeline
 from test_own_specs import CANDIDATES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,17 @@ def test_init_pipeline_writes_only_what_differs(tmp_path):
         init_pipeline(repo, "mine", FIXTURES / "own_specs")
     with pytest.raises(AliasError, match="no stage 'nope'"):
         init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("nope",))
+    # a list that cannot run (the newcomer's `--stages grade`: dvc repro then stopped at a
+    # missing samples table) is refused before anything is written
+    with pytest.raises(AliasError, match="stage grade needs verify in --stages"):
+        init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("grade",))
+    with pytest.raises(AliasError, match="stage grade needs generate_local or generate_provider or generate_replay"):
+        init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("ingest", "rename", "verify", "grade"))
+    with pytest.raises(AliasError, match="stage audit needs load"):
+        init_pipeline(repo, "other", FIXTURES / "own_specs", stages=DEFAULT_STAGES[:-3] + ("audit",))
     assert not (repo / "pipelines" / "other").exists()
+    with_controls = init_pipeline(repo, "other", FIXTURES / "own_specs", stages=DEFAULT_STAGES + ("controls",))
+    assert "controls" in yaml.safe_load((with_controls / "dvc.yaml").read_text())["stages"]
 
 
 def test_check_params_and_load_declare_every_section():
