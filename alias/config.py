@@ -653,7 +653,7 @@ def config_to_dict(config: Any) -> Any:
 
 def rebase(config: Config, base: str | Path) -> Config:
     """``config`` with its relative paths (``paths``, ``corpus.path``, ``corpus.library``,
-    ``corpus.descriptions``, ``corpus.ids``, ``tla.jar``) taken as relative to the folder
+    ``corpus.descriptions``, ``corpus.ids``, ``tla.jar``, ``tla.overrides_jar``) taken as relative to the folder
     ``base`` (where the settings were read: a pipeline folder) instead of the working
     directory."""
     base = Path(base)
@@ -664,7 +664,8 @@ def rebase(config: Config, base: str | Path) -> Config:
     corpus = dataclasses.replace(config.corpus, path=base / config.corpus.path, library=tuple(map(at, config.corpus.library)),
                                  descriptions=at(config.corpus.descriptions), ids=at(config.corpus.ids))
     return dataclasses.replace(config, paths=config.paths.under(base), corpus=corpus,
-                               tla=dataclasses.replace(config.tla, jar=at(config.tla.jar)))
+                               tla=dataclasses.replace(config.tla, jar=at(config.tla.jar),
+                                                       overrides_jar=at(config.tla.overrides_jar)))
 
 
 def _join(key: str, name: str) -> str:

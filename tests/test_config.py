@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from alias.config import Config, ConfigError, Paths, config_from_dict, load_config
+from alias.config import Config, ConfigError, Paths, config_from_dict, load_config, rebase
 
 REPO = Path(__file__).resolve().parents[1]
 RAW = yaml.safe_load((REPO / "params.yaml").read_text())
@@ -56,6 +56,19 @@ def test_a_missing_setting_names_its_key(tmp_path):
 def test_paths_rebase_under_a_folder(tmp_path):
     p = load_config(REPO / "params.yaml").paths.under(tmp_path)
     assert p.ingest == tmp_path / "data/ingest" and p.reports == tmp_path / "reports"
+
+
+def test_rebase_takes_every_file_setting_from_the_pipeline_folder(tmp_path):
+    """A store's settings are read back from another folder (``grade-file --store
+    pipelines/tlabench/data`` from the root): each relative file setting of the TLA+-Bench
+    pipeline, the Community Modules jar included, becomes relative to the pipeline folder
+    (the overrides jar was left relative to the working directory: a one-line error)."""
+    c = load_config([REPO / "params.yaml", REPO / "pipelines" / "tlabench" / "params.yaml"])
+    assert c.tla.overrides_jar and not Path(c.tla.overrides_jar).is_absolute()
+    r = rebase(c, tmp_path / "pipelines" / "tlabench")
+    files = [r.tla.jar, r.tla.overrides_jar, *r.corpus.library, r.corpus.descriptions, str(r.corpus.path)]
+    assert all(f.startswith(str(tmp_path / "pipelines" / "tlabench")) for f in files if f), files
+    assert Path(r.tla.overrides_jar) == tmp_path / "pipelines" / "tlabench" / c.tla.overrides_jar
 
 
 def test_no_stage_or_domain_module_repeats_a_params_default():

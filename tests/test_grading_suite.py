@@ -90,6 +90,26 @@ PETERSON_SAFETY = _read("Peterson", "Peterson.tla").replace(_PETERSON_WF, "/\\ \
 PETERSON_BAD_FAIRNESS = _read("Peterson", "Peterson.tla").replace(
     _PETERSON_WF, "/\\ \\A self \\in {0, 1} : WF_vars(pc[self] = \"cs\" /\\ pc' = [pc EXCEPT ![self] = \"leave\"])")
 
+ONCE = r"""---- MODULE Once ----
+EXTENDS Naturals
+VARIABLES x, pc
+vars == << x, pc >>
+Init == /\ x \in 0..2
+        /\ pc = "Lbl_1"
+Lbl_1 == /\ pc = "Lbl_1"
+         /\ x' = x + 1
+         /\ pc' = "Done"
+Terminating == pc = "Done" /\ UNCHANGED vars
+Next == Lbl_1 \/ Terminating
+Spec == Init /\ [][Next]_vars
+====
+"""
+#: ONCE with another label and no Terminating step: TLC reports a deadlock at "Done"
+#: (TLA+-Bench 508's outputs), with ONCE's data graph
+ONCE_DEADLOCK = ONCE.replace("Lbl_1", "step").replace("Terminating == pc = \"Done\" /\\ UNCHANGED vars\n", "") \
+    .replace("Next == step \\/ Terminating", "Next == step")
+ONCE_OTHER_LABEL = ONCE.replace("Lbl_1", "step")
+
 REFS: dict[str, Reference] = {
     "Lamp": Reference("Lamp", "original", {"Lamp.tla": LAMP}, "Lamp", "Lamp", LAMP_CFG,
                       author_modules=("Lamp",)),
@@ -113,6 +133,10 @@ REFS: dict[str, Reference] = {
         {f"{m}.tla": _read("TokenRing", f"{m}.tla") for m in ("TokenRing", "MCTokenRing", "RingUtil")},
         "TokenRing", "MCTokenRing", _read("TokenRing", "MCTokenRing.cfg"), wrapper_module="MCTokenRing",
         author_modules=("MCTokenRing", "RingUtil", "TokenRing")),
+    # a terminating PlusCal translation: its Terminating step stutters at "Done", so TLC
+    # finds no deadlock under the cfg (which leaves deadlock checking on)
+    "Once": Reference("Once", "original", {"Once.tla": ONCE}, "Once", "Once", "SPECIFICATION Spec\n",
+                      author_modules=("Once",), pluscal=True),
     # the Lamp with an INIT/NEXT cfg (many real tasks have one); see the regression test below
     "LampInitNext": Reference("LampInitNext", "original", {"Lamp.tla": LAMP}, "Lamp", "Lamp",
                               "CONSTANT Max = 3\nINIT Init\nNEXT Next\nINVARIANTS TypeOK CountBounded\n",
@@ -705,6 +729,13 @@ CASES: list[Case] = [
     Case("10d_pluscal_no_fairness", "Peterson", PETERSON_NO_FAIRNESS, False, False,
          "weak fairness dropped: the labels map, R's fairness fails (no data-graph pass under fairness)",
          first_attempt="forward property_violated: Error: Temporal propert"),
+    Case("10e_pluscal_deadlock", "Once", ONCE_DEADLOCK, False, False,
+         "another label and no Terminating step: TLC finds a deadlock at \"Done\" where the reference "
+         "stutters; the data graphs see no deadlock, so a data-graph pass needs TLC's deadlock check of "
+         "the output as the forward check has it (TLA+-Bench 508)",
+         name_reason="tlc_deadlock", behavior_reason="data_properties_deadlock"),
+    Case("10f_pluscal_other_label_terminating", "Once", ONCE_OTHER_LABEL, True, True,
+         "another label, the Terminating step kept", method="label_map"),
     # 11. spec formula forms
     Case("11a_spec_named_box", "Lamp", SPEC_NOT_PARSED, True, True,
          "Spec == Init /\\ Always: the named box is expanded", method="renaming"),

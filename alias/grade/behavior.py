@@ -1276,19 +1276,24 @@ class BehaviorGrader:
         """TLC runs the output and checks the cfg's properties that mention no control
         variable (:meth:`data_properties`) and the output's own definitions of those that
         do (:meth:`control_properties_defined`): a data-graph pass must keep R's liveness
-        (a PlusCal output whose fairness is dropped has R's data graph)."""
+        (a PlusCal output whose fairness is dropped has R's data graph). The run keeps the
+        cfg's deadlock check, as the forward check does: the projected graphs cannot tell a
+        state with no successor from R's stuttering ``Terminating`` step (TLA+-Bench 508: an
+        output without it deadlocks at ``"Done"``)."""
         props, own = self.data_properties(), self.control_properties_defined(files, model)
-        if not props and not own:
-            return True
         cfg = self.cfg
+        deadlock = cfg.check_deadlock is not False
+        if not props and not own and not deadlock:
+            return True
         defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
         defs += [f"AliasRefProp{i} == {cfg.properties[i]}" for i in props]
         defs += [f"AliasOutProp{j} == AliasG!{p}" for j, p in enumerate(own)]
-        c = self._cfg_base()
-        c.check_deadlock = False
+        c = self._cfg_base()   # the cfg's CHECK_DEADLOCK, as in the forward check
         c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
         res = self._run_output(files, spec_name, defs, c, "data_properties", ("AliasOutInit", "AliasOutNext"))
-        v.attempts.append(f"data graph properties {[cfg.properties[i] for i in props]}, the output's {own}: {res.kind}")
+        checked = "deadlock, " if deadlock else ""
+        v.attempts.append(f"data graph: {checked}properties {[cfg.properties[i] for i in props]}, "
+                          f"the output's {own}: {res.kind}")
         if not res.passed:
             v.reason, v.error_text = f"data_properties_{res.kind}", res.detail
         return res.passed

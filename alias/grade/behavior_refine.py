@@ -327,20 +327,22 @@ class Refiner:
     def _data_properties(self, st: Staged, ref: Refinement, exprs: dict[str, str]) -> str | None:
         """TLC runs the product and checks the cfg's properties that mention no control
         variable and the output's own definitions of those that do (the data graphs compare
-        safety only): None when they hold."""
+        safety only), with the cfg's deadlock check (as
+        :meth:`alias.grade.behavior.BehaviorGrader._data_properties`): None when they hold."""
         gr = self.gr
         props, own = gr.data_properties(), gr.control_properties_defined(st.files, st.model)
-        if not props and not own:
+        deadlock = gr.cfg.check_deadlock is not False
+        if not props and not own and not deadlock:
             return None
         body = self._product(st, exprs) + [f"AliasRefProp{i} == {gr.cfg.properties[i]}" for i in props]
         body += [f"AliasOutProp{j} == AliasG!{p}" for j, p in enumerate(own)]
         files, c = self._root(st, FORWARD, ref, body)
         c.specification, c.init, c.next = "AliasFSpec", None, None
         c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
-        c.check_deadlock = False
+        c.check_deadlock = gr.cfg.check_deadlock
         text, flags = gr._write(c)
         res = gr._tlc(files, FORWARD, text, flags, "data_properties_refinement")
-        self.v.attempts.append(f"data graph properties: {res.kind}")
+        self.v.attempts.append(f"data graph: {'deadlock, ' if deadlock else ''}properties: {res.kind}")
         if res.passed:
             return None
         self.v.error_text = res.detail
