@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.scorer import Scorer, accuracy, scorer, stderr
+from inspect_ai._util.error import PrerequisiteError  # Inspect prints it as one line
 from inspect_ai.solver import generate
 
+from alias.errors import AliasError
 from alias.grade.registry import grade_names, make_grades
 from alias.inspect.dataset import CONDITION_OF_TASK, settings, test_set_dataset
 from alias.inspect.scoring import score_state
@@ -76,6 +78,17 @@ for _name in _NAMED:
 
 
 def _task(condition: str, store: str, params: str, task_ids: str, epochs: int, prompt: str, grades: str) -> Task:
+    """The Inspect task of ``condition``; a bad ``-T`` argument (a store, settings file,
+    condition, task id or grade that does not exist) is Inspect's one-line prerequisite
+    error, not a traceback."""
+    try:
+        return _build_task(condition, store, params, task_ids, epochs, prompt, grades)
+    except AliasError as e:
+        raise PrerequisiteError(f"alias_cir: {e}") from None
+
+
+def _build_task(condition: str, store: str, params: str, task_ids: str, epochs: int, prompt: str,
+                grades: str) -> Task:
     where = settings(store, params)
     config = where.config()
     wanted = [g.strip() for g in grades.split(",") if g.strip()] or list(config.grade.grades)

@@ -179,3 +179,22 @@ def test_the_tiny_local_model_through_inspects_hugging_face_provider(setup, tmp_
     (sample,) = read_eval_log(log.location).samples
     assert sample.metadata["condition"] == "random" and sample.output.completion
     assert sample.scores["parse"].value == "I" and sample.scores["parse"].metadata["reason"].startswith("extraction_failed")
+
+
+def test_a_bad_task_argument_is_one_line_not_a_traceback(setup, tmp_path):
+    """``inspect eval alias_cir/test_set -T condition=nope`` (or a store that is not there)
+    ends with Inspect's one-line prerequisite error naming what exists, not a traceback
+    through Inspect's task loader (the newcomer saw 259 lines)."""
+    import subprocess
+    import sys
+
+    data, params, _, _ = setup
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "COLUMNS": "1000"}  # rich wraps at the width
+    for args, expected in ((["-T", f"store={data}", "-T", "condition=nope"], "alias_cir: condition must be one of original, random, "
+                                                      "meaningful, got 'nope'"),
+                           (["-T", f"store={tmp_path / 'none'}"], f"alias_cir: no store at {tmp_path / 'none'}")):
+        r = subprocess.run([sys.executable, "-m", "inspect_ai", "eval", "alias_cir/test_set", "--model",
+                            "mockllm/model", "--log-dir", str(tmp_path / "logs"), "-T", f"params={params}", *args],
+                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+        lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
+        assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith(expected), lines
