@@ -268,7 +268,7 @@ def _store_or_local_config(store: str):
     library folders, jar and limits, which need not be its pipeline's)."""
     config = _guard(lambda: settings_for(store))
     if config is None:
-        click.echo(f"warning: {store} records no settings (built by an older load stage); grading with "
+        click.echo(f"warning: {store} records no settings (stage tables, or a store of an older load stage); grading with "
                    f"{Path.cwd() / 'params.yaml'}: pass --params from its pipeline folder if that differs", err=True)
         config = _config(("params.yaml",))
     return config

@@ -37,8 +37,8 @@ _FLAGS = " --params ../../params.yaml --params params.yaml"
 #: store from whichever stage folders exist; ``grade`` reads ``meaningful`` when present).
 REQUIRES = {"rename": ("ingest",), "verify": ("rename",), "identifiers": ("rename",), "controls": ("verify",),
             "meaningful": ("verify",), "generate_local": ("verify",), "generate_provider": ("verify",),
-            "generate_replay": ("verify",), "continuation": ("verify", "tiny_model"), "exposure": ("verify",),
-            "grade": ("verify", "generate_local|generate_provider|generate_replay"), "load": ("ingest",),
+            "generate_replay": ("verify",), "continuation": ("verify",), "exposure": ("verify",),
+            "grade": ("verify", "generate_local|generate_provider|generate_replay|exposure"), "load": ("ingest",),
             "report": ("load",), "audit": ("load",)}
 
 

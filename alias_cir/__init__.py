@@ -25,7 +25,10 @@ from __future__ import annotations
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.scorer import Scorer, accuracy, scorer, stderr
-from inspect_ai._util.error import PrerequisiteError  # Inspect prints it as one line
+try:  # Inspect prints it as one line; not exported publicly (constraints.txt pins inspect_ai)
+    from inspect_ai._util.error import PrerequisiteError
+except ImportError:  # moved in another version: a plain error, which Inspect prints with its traceback
+    PrerequisiteError = RuntimeError
 from inspect_ai.solver import generate
 
 from alias.errors import AliasError

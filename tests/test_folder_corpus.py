@@ -71,7 +71,7 @@ def test_init_pipeline_writes_only_what_differs(tmp_path):
     # missing samples table) is refused before anything is written
     with pytest.raises(AliasError, match="stage grade needs verify in --stages"):
         init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("grade",))
-    with pytest.raises(AliasError, match="stage grade needs generate_local or generate_provider or generate_replay"):
+    with pytest.raises(AliasError, match="stage grade needs generate_local or generate_provider or generate_replay or exposure"):
         init_pipeline(repo, "other", FIXTURES / "own_specs", stages=("ingest", "rename", "verify", "grade"))
     with pytest.raises(AliasError, match="stage audit needs load"):
         init_pipeline(repo, "other", FIXTURES / "own_specs", stages=DEFAULT_STAGES[:-3] + ("audit",))

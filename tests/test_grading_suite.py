@@ -128,6 +128,11 @@ REFS: dict[str, Reference] = {
     "PetersonBadFair": Reference("PetersonBadFair", "original", {"Peterson.tla": PETERSON_BAD_FAIRNESS},
                                  "Peterson", "Peterson", "SPECIFICATION Spec\nINVARIANTS TypeOK MutualExclusion\n",
                                  author_modules=("Peterson",), pluscal=True),
+    # PetersonSafety with an INIT/NEXT cfg: an output without a specification formula is
+    # run through its Init and Next on the data-graph path too
+    "PetersonSafetyInitNext": Reference("PetersonSafetyInitNext", "original", {"Peterson.tla": PETERSON_SAFETY},
+                                        "Peterson", "Peterson", "INIT Init\nNEXT Next\nINVARIANTS TypeOK MutualExclusion\n",
+                                        author_modules=("Peterson",), pluscal=True),
     "TokenRing": Reference(
         "TokenRing", "original",
         {f"{m}.tla": _read("TokenRing", f"{m}.tla") for m in ("TokenRing", "MCTokenRing", "RingUtil")},
@@ -722,6 +727,11 @@ CASES: list[Case] = [
     Case("10b3_pluscal_fairness_tlc_cannot_evaluate", "PetersonBadFair", PETERSON_NO_CS, True, True,
          "a label fewer; TLC cannot evaluate R's fairness (its fairness probe errs), so the data "
          "graph decides", method="data_graph"),
+    Case("10b4_pluscal_label_dropped_init_next", "PetersonSafetyInitNext",
+         PETERSON_NO_CS.replace(_PETERSON_WF, "/\\ TRUE").replace("Spec == /\\ Init /\\ [][Next]_vars\n        /\\ TRUE\n", ""),
+         True, True, "a label fewer, no specification formula, an INIT/NEXT cfg: the data graph decides and "
+         "TLC's deadlock check runs the output's Init and Next (review of 91f0d01: it named undefined "
+         "AliasOutInit)", method="data_graph"),
     Case("10c_pluscal_no_wait", "PetersonSafety", PETERSON_NO_WAIT.replace(
         "/\\ \\A self \\in {0, 1} : WF_vars(P(self))", "/\\ TRUE"), False, False,
          "other labels and no mutual exclusion", name_reason="tlc_invariant_violated",

@@ -1285,12 +1285,16 @@ class BehaviorGrader:
         deadlock = cfg.check_deadlock is not False
         if not props and not own and not deadlock:
             return True
+        pair = self.output_init_next(files) if spec_name is None else ("", "")
+        if pair is None:  # an INIT/NEXT cfg and an output without those definitions
+            v.reason = "no_init_next"
+            return False
         defs = [f"EXTENDS {self.ref.model_module}", f"AliasG == INSTANCE {model}"]
         defs += [f"AliasRefProp{i} == {cfg.properties[i]}" for i in props]
         defs += [f"AliasOutProp{j} == AliasG!{p}" for j, p in enumerate(own)]
         c = self._cfg_base()   # the cfg's CHECK_DEADLOCK, as in the forward check
         c.properties = [f"AliasRefProp{i}" for i in props] + [f"AliasOutProp{j}" for j in range(len(own))]
-        res = self._run_output(files, spec_name, defs, c, "data_properties", ("AliasOutInit", "AliasOutNext"))
+        res = self._run_output(files, spec_name, defs, c, "data_properties", pair)
         checked = "deadlock, " if deadlock else ""
         v.attempts.append(f"data graph: {checked}properties {[cfg.properties[i] for i in props]}, "
                           f"the output's {own}: {res.kind}")
