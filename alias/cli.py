@@ -9,6 +9,7 @@ file) is printed as one line and exits 1.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -113,9 +114,9 @@ def _stage_command(stage: StageInfo) -> click.Command:
     def callback(params_file: tuple[str, ...], key: str | None = None) -> None:
         config = _config(params_file)
         if key is not None:
-            section = getattr(config.generate, stage.keyed.split(".")[1])
+            section = [str(k) for k in functools.reduce(getattr, stage.keyed.split("."), config)]
             if key not in section:
-                raise click.ClickException(f"no model {key!r} in {stage.keyed} "
+                raise click.ClickException(f"no {stage.key_option} {key!r} in {stage.keyed} "
                                            f"(have: {', '.join(section) or 'none'})")
         args = (config, config.paths) + ((key,) if key is not None else ())
         summary = _guard(lambda: load_stage(stage.name).run(*args))
@@ -124,7 +125,8 @@ def _stage_command(stage: StageInfo) -> click.Command:
     params: list[click.Parameter] = [click.Option(["--params", "params_file"], default=("params.yaml",), multiple=True,
                                                   show_default=True, type=click.Path(dir_okay=False), help=_PARAMS_HELP)]
     if stage.keyed:
-        params.append(click.Option(["--model", "key"], required=True, help=f"A key of params {stage.keyed}."))
+        params.append(click.Option([f"--{stage.key_option}", "key"], required=True,
+                                   help=f"A key of params {stage.keyed}."))
     return click.Command(stage.name.replace("_", "-"), callback=callback, params=params, help=help_text)
 
 

@@ -301,8 +301,12 @@ class ControlsConfig:
     tasks: tuple[str, ...]
     hard_negatives: HardNegativesConfig
     equivalence: EquivalenceConfig
+    #: the DVC stages ``controls@1`` ... ``controls@n`` the tasks are split into: part k
+    #: takes every n-th task of the order, starting at the k-th (``alias.stages.controls.part_of``)
+    parts: tuple[int, ...]
 
     def check(self) -> None:
+        _require(bool(self.parts) and self.parts == tuple(range(1, len(self.parts) + 1)), "parts", "must be 1, 2, ..., n (n >= 1)")
         _require(self.max_mutants_tried_per_task >= 0, "max_mutants_tried_per_task", "must be >= 0")
         _require(self.max_mutants_kept_per_task >= 0, "max_mutants_kept_per_task", "must be >= 0")
         _require(self.mutant_timeout_s > 0, "mutant_timeout_s", "must be > 0")

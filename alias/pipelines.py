@@ -111,21 +111,24 @@ def _relative(path: str | Path, folder: Path, repo: Path) -> str:
 def params_yaml(repo: Path, folder: Path, corpus: str | Path, library: tuple[str, ...] = (),
                 descriptions: str | None = None, timeout_s: float | None = None) -> str:
     """The ``params.yaml`` of a new pipeline folder: ``paths`` (DVC reads ``${paths.X}`` from
-    this file; ``sql`` and ``adjudications``, the folder's own readings, differ), ``corpus`` and, when given, ``tla.timeout_s``."""
+    this file; ``sql`` and ``adjudications``, the folder's own readings, differ), ``corpus``,
+    ``controls.parts`` (one part; DVC reads it from this file too) and, when given,
+    ``tla.timeout_s``."""
     paths = dict(yaml.safe_load((repo / "params.yaml").read_text())["paths"])
     paths["sql"] = _relative(repo / paths["sql"], folder, repo)
     paths["adjudications"] = "adjudications.csv"
     data = {"paths": paths,
             "corpus": {"kind": "folder", "path": _relative(corpus, folder, repo),
                        "descriptions": _relative(descriptions, folder, repo) if descriptions else "",
-                       "library": [_relative(d, folder, repo) for d in library]}}
+                       "library": [_relative(d, folder, repo) for d in library]},
+            "controls": {"parts": [1]}}
     if timeout_s is not None:
         data["tla"] = {"timeout_s": timeout_s}
     head = (f"# The {folder.name} pipeline (alias-cir init-pipeline): your own specifications, corpus.kind\n"
             "# folder. Only what differs from the repository's params.yaml, which the stages read first\n"
             "# (--params ../../params.yaml --params params.yaml); paths inside the repository relative to\n"
-            "# this folder, paths outside it absolute. `paths`\n"
-            "# is here because dvc.yaml reads ${paths.X} from this file.\n")
+            "# this folder, paths outside it absolute. `paths` and `controls.parts` are here\n"
+            "# because dvc.yaml reads ${paths.X} and ${controls.parts} from this file.\n")
     return head + yaml.safe_dump(data, sort_keys=False, width=120)
 
 

@@ -153,8 +153,8 @@ def folders_under(root: Path) -> dict[str, Path]:
 
 def table_path(table: str) -> Path:
     """Where a stage writes the (first) Parquet file of store table ``table``, relative to
-    the repository."""
+    the repository (a pattern's ``*`` is the first controls part, ``1``)."""
     from alias.store.models import TABLE_SOURCES
 
     key, name = TABLE_SOURCES[table][1][0]
-    return getattr(embedded_config().paths, key) / name
+    return getattr(embedded_config().paths, key) / name.replace("*", "1")

@@ -35,6 +35,8 @@ def test_params_yaml_is_complete_and_typed():
     ("exposure.arms", ["both"], "exposure.arms: must be a non-empty subset"),
     ("meaningful.view", "sideways", "meaningful.view: must be original or random"),
     ("paths.store", 3, "paths.store: expected a string"),
+    ("controls.parts", [1, 3], "controls.parts: must be 1, 2, ..., n (n >= 1)"),
+    ("controls.parts", [], "controls.parts: must be 1, 2, ..., n (n >= 1)"),
 ])
 def test_a_bad_setting_is_one_error_naming_its_key(dotted, value, message):
     with pytest.raises(ConfigError) as e:

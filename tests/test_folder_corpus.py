@@ -56,7 +56,8 @@ def test_init_pipeline_writes_only_what_differs(tmp_path):
         (repo / f).write_text((REPO / f).read_text())
     folder = init_pipeline(repo, "mine", FIXTURES / "own_specs", library=(str(FIXTURES / "own_specs_lib"),), timeout_s=30)
     params = yaml.safe_load((folder / "params.yaml").read_text())
-    assert set(params) == {"paths", "corpus", "tla"} and params["tla"] == {"timeout_s": 30}
+    assert set(params) == {"paths", "corpus", "controls", "tla"} and params["tla"] == {"timeout_s": 30}
+    assert params["controls"] == {"parts": [1]}  # dvc.yaml's foreach of controls@PART reads it here
     assert params["paths"]["sql"] == "../../sql" and params["corpus"]["kind"] == "folder"
     c = load_config([repo / "params.yaml", folder / "params.yaml"])
     assert (folder / c.corpus.path).resolve() == (FIXTURES / "own_specs").resolve()

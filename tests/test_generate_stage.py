@@ -161,7 +161,7 @@ def test_missing_credentials_skip_and_others_still_run(inputs, tmp_path, monkeyp
     # the store loads the generated samples next to control samples that lack the new columns
     write_parquet(pd.DataFrame({"task_id": ["Clock.Clock.Clock"], "condition": ["original"],
                                 "model": ["control:self"], "sample_idx": [0], "text": ["x"]}),
-                  work / "data/controls/samples.parquet")
+                  work / "data/controls/1/samples.parquet")
     shutil.copytree(REPO / "sql", work / "sql")
     folders = {k: work / v for k, v in dataclasses.asdict(embedded_config().paths).items()}
     counts = build_store(work / "data/alias.duckdb", folders, work / "sql")

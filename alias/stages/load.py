@@ -21,11 +21,12 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
     readings of ``paths.adjudications`` (a CSV), ``store_settings`` the settings it is built with (every section: ``grade-file`` reads them). The snapshot
     (``paths.snapshot``: every table as Parquet plus the views, byte-stable) is the DVC
     output; the DuckDB file is rebuilt from it where missing. Only the sample folders of the
-    model entries of ``generate`` are read (a folder an entry removed from ``params.yaml``
-    left behind is not). Returns rows per table."""
+    model entries of ``generate`` and the part folders of ``controls.parts`` are read (a
+    folder an entry removed from ``params.yaml`` left behind is not). Returns rows per table."""
     folders = {f.name: getattr(paths, f.name) for f in dataclasses.fields(paths)}
     rows = {"exposure_arms": exposure_arm_rows(config.report.exposure),
             "store_settings": settings_rows(config, paths.snapshot, paths.store),
             "adjudications": adjudication_rows(paths.adjudications)}
-    build_store(paths.store, folders, paths.sql, tables=rows, only={"samples": list(config.generate.models)})
+    only = {"samples": list(config.generate.models), "controls": [str(p) for p in config.controls.parts]}
+    build_store(paths.store, folders, paths.sql, tables=rows, only=only)
     return export_store(paths.store, paths.snapshot, paths.sql)

@@ -1,7 +1,8 @@
 """The stage registry: every ``dvc.yaml`` stage by name, each a module of
 :mod:`alias.stages` with ``NAME``, ``run(config, paths[, key])`` and, for the stages that
-run once per model key (``generate_local@KEY`` ...), ``KEYED``: the ``params.yaml``
-section whose keys they take. The command line builds one command per entry from
+run once per key (``generate_local@KEY``, ``controls@PART`` ...), ``KEYED``: the
+``params.yaml`` section whose keys (or list items) they take, and ``KEY_OPTION``: the
+command's option that names the key (default ``model``). The command line builds one command per entry from
 :func:`describe` (read from the module's source, so ``alias-cir --help`` imports no
 stage) and imports a stage with :func:`load` only when it runs."""
 
@@ -23,12 +24,13 @@ NAMES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class StageInfo:
-    """What the command line shows of a stage: its name, the module docstring and
-    ``KEYED`` (``None`` for a stage that runs once)."""
+    """What the command line shows of a stage: its name, the module docstring,
+    ``KEYED`` (``None`` for a stage that runs once) and ``KEY_OPTION``."""
 
     name: str
     doc: str
     keyed: str | None
+    key_option: str = "model"
 
 
 def describe(name: str) -> StageInfo:
@@ -37,11 +39,12 @@ def describe(name: str) -> StageInfo:
     if name not in NAMES:
         raise KeyError(f"no stage {name!r} (have: {', '.join(NAMES)})")
     tree = ast.parse(Path(__file__).with_name(f"{name}.py").read_text(encoding="utf-8"))
-    keyed = None
+    found = {"KEYED": None, "KEY_OPTION": "model"}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "KEYED" for t in node.targets):
-            keyed = ast.literal_eval(node.value)
-    return StageInfo(name, ast.get_docstring(tree) or name, keyed)
+        for target in getattr(node, "targets", []) if isinstance(node, ast.Assign) else []:
+            if getattr(target, "id", None) in found:
+                found[target.id] = ast.literal_eval(node.value)
+    return StageInfo(name, ast.get_docstring(tree) or name, found["KEYED"], found["KEY_OPTION"])
 
 
 def load(name: str) -> ModuleType:
