@@ -1,14 +1,18 @@
 """The controls stage (Appendix J): its task order (cheapest first), its parts (controls@K),
 and Table J.1 saying when it covers part of the test set."""
 
+import dataclasses
+import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from click.testing import CliRunner
-from conftest import folders_under
+from conftest import embedded_config, folders_under
 
 from alias.cli import main
 from alias.report.tables import _controls_scope
+from alias.stages import controls
 from alias.stages.controls import cheapest_first, part_of
 from alias.store.db import build_store, query, write_parquet
 
@@ -51,3 +55,35 @@ def test_the_store_reads_the_part_folders_of_controls_parts_only(tmp_path):
     build_store(tmp_path / "s.duckdb", folders, tmp_path / "none", only={"controls": ["1", "2"]})
     got = query("SELECT task_id FROM control_eligibility ORDER BY task_id", tmp_path / "s.duckdb")
     assert got.task_id.tolist() == ["a", "b", "c"]
+
+
+@pytest.mark.tlc
+def test_two_parts_hold_what_one_part_builds_and_grades(embedded_stage_inputs, tmp_path):
+    """``controls@1`` and ``controls@2`` of a two-part split write the tasks of a one-part
+    run between them, each task in one part, with the same controls and verdicts (each run
+    with its own journal and tool cache: nothing is replayed from the other)."""
+    wd, _ = embedded_stage_inputs
+    shutil.copytree(wd / "data", tmp_path / "data")
+    small = {"controls.tasks": ["Clock.Clock.Clock", "TrafficLight.TrafficLight.TrafficLight", "Inventory.Inventory.Inventory"],
+             "controls.max_mutants_tried_per_task": 2, "controls.hard_negatives.max_tried_per_task": 0,
+             "controls.equivalence.classes": ["reorder"]}
+    two = embedded_config(small | {"controls.parts": [1, 2]})
+    paths = two.paths.under(tmp_path)
+    for part in ("1", "2"):
+        controls.run(two, paths, part)
+    one_paths = dataclasses.replace(paths, controls=tmp_path / "one", work=tmp_path / "work-one")
+    controls.run(embedded_config(small | {"controls.parts": [1]}), one_paths, "1")
+
+    def table(folders, name):
+        df = pd.concat([pd.read_parquet(f / name) for f in folders], ignore_index=True)
+        df = df.sort_values(list(df.columns[:4])).reset_index(drop=True).astype(object)
+        return df.where(df.notna(), None)  # one null, whichever dtype the concatenation gave
+
+    parts = [paths.controls / "1", paths.controls / "2"]
+    assert table(parts[:1], "eligibility.parquet").task_id.tolist() == ["Clock.Clock.Clock", "Inventory.Inventory.Inventory"]
+    assert table(parts[1:], "eligibility.parquet").task_id.tolist() == ["TrafficLight.TrafficLight.TrafficLight"]
+    for name in ("eligibility.parquet", "control_samples.parquet", "verdicts.parquet"):
+        pd.testing.assert_frame_equal(table(parts, name), table([tmp_path / "one" / "1"], name))
+    v = table(parts, "verdicts.parquet")
+    assert set(v.model) >= {"control:self", "control:renamed", "control:oprenamed", "control:equiv_reorder"}
+    assert v[v.grade == "behavior"].passed.sum() >= 9  # self, renamed, oprenamed of three tasks
