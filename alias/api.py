@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable
 
-from alias.config import CONDITIONS, Config, load_config
+from alias.config import CONDITIONS, Config, ConfigError, load_config
 from alias.corpus.testset import TestSet
 from alias.errors import AliasError
 from alias.grade.cache import ToolRunner
@@ -64,11 +64,18 @@ def load_test_set(store_or_data_dir: str | Path) -> TestSet:
 def settings_for(store_or_data_dir: str | Path) -> Config | None:
     """The settings recorded in the store of ``store_or_data_dir`` (anything
     :func:`locate_store` accepts; :func:`alias.store.settings.store_config`), ``None`` when
-    it records none or is a folder of stage tables."""
+    it records none or is a folder of stage tables. Raises :class:`ConfigError` (one line,
+    saying to rebuild the store) when the recorded settings no longer load, e.g. a store
+    built before a setting was added."""
     p = Path(store_or_data_dir)
     if p.is_dir() and (p / "ingest" / "tasks.parquet").is_file() and not (p / "store").is_dir():
         return None
-    return store_config(locate_store(p))
+    try:
+        return store_config(locate_store(p))
+    except ConfigError as e:
+        raise ConfigError(f"{p}: the settings this store records do not load here ({e}); the store was "
+                          "built by another version of ALIAS: rebuild it with `alias-cir load` "
+                          "(`dvc repro load`)") from None
 
 
 def default_config() -> Config:

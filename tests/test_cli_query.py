@@ -131,3 +131,28 @@ def test_grade_file_says_when_the_store_records_no_settings(tmp_path, monkeypatc
     quiet = CliRunner().invoke(main, ["grade-file", str(out), "--task", "t", "--store", "old.duckdb",
                                       "--params", "params.yaml"])
     assert "records no settings" not in quiet.output and quiet.exit_code == 1
+
+
+def test_grade_file_says_to_rebuild_a_store_whose_settings_lack_a_newer_setting(tmp_path):
+    """A store built before a setting existed (``controls.parts``) records settings that no
+    longer load: one line that says to rebuild it, not a traceback or a bare "missing"."""
+    import json
+
+    from alias.config import config_to_dict, load_config
+
+    root = Path(__file__).resolve().parents[1]
+    folders = {k: tmp_path / "none" for k in ("continuation", "controls", "exposure", "grades", "identifiers",
+                                              "ingest", "meaningful", "rename", "samples", "verify")}
+    (tmp_path / "sql").mkdir()
+    build_store(tmp_path / "old.duckdb", folders, sql_dir=tmp_path / "sql")
+    params = config_to_dict(load_config(root / "params.yaml"))
+    del params["controls"]["parts"]
+    con = duckdb.connect(str(tmp_path / "old.duckdb"))
+    con.execute("INSERT INTO store_settings VALUES ('params', ?, '.', '.')", [json.dumps(params)])
+    con.close()
+    out = tmp_path / "o.tla"
+    out.write_text("---- MODULE M ----\n====\n")
+    res = CliRunner().invoke(main, ["grade-file", str(out), "--task", "t", "--store", str(tmp_path / "old.duckdb")])
+    assert res.exit_code == 1 and "Traceback" not in res.output, res.output
+    assert "controls.parts: missing" in res.output and "rebuild it with `alias-cir load`" in res.output
+    assert len([ln for ln in res.output.splitlines() if ln.strip()]) == 1, res.output
