@@ -75,7 +75,7 @@ def settings_for(store_or_data_dir: str | Path) -> Config | None:
     except ConfigError as e:
         raise ConfigError(f"{p}: the settings this store records do not load here ({e}); the store was "
                           "built by another version of ALIAS: rebuild it with `alias-cir load` "
-                          "(`dvc repro load`)") from None
+                          "(`dvc repro load`), or grade with --params") from None
 
 
 def default_config() -> Config:

@@ -74,7 +74,9 @@ def _stage(body: dict, have: set[str], profile: dict, base: dict) -> dict:
 def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]) -> str:
     """The text of ``<repo>/pipelines/<name>/dvc.yaml`` for the stages ``keep``, from the
     repository's ``dvc.yaml`` and the folder's ``params.yaml``. Raises :class:`AliasError`
-    for a list missing a stage another needs (:data:`REQUIRES`)."""
+    for a list missing a stage another needs (:data:`REQUIRES`), or a keyed stage whose
+    keys (its ``foreach``, e.g. ``controls.parts``) the folder's ``params.yaml`` lacks
+    (DVC reads them there)."""
     _check_inputs(tuple(keep))
     repo = Path(repo)
     root = yaml.safe_load((repo / "dvc.yaml").read_text())
@@ -84,6 +86,10 @@ def pipeline_yaml(repo: str | Path, name: str, keep: list[str] | tuple[str, ...]
     stages = {}
     for st in keep:
         s = root["stages"][st]
+        source = str(s.get("foreach", "")).removeprefix("${").removesuffix("}")
+        if source and not _has(profile, source):
+            raise AliasError(f"pipelines/{name}/params.yaml: {source} missing (dvc.yaml's stage {st} takes its "
+                             "keys from this file)")
         body = _stage(s.get("do", s), have, profile, base)
         stages[st] = {"foreach": s["foreach"], "do": body} if "do" in s else body
     header = (f"# The {name} pipeline: `cd pipelines/{name} && dvc repro` (README). Written by\n"

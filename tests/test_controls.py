@@ -14,6 +14,7 @@ from alias.cli import main
 from alias.report.tables import _controls_scope
 from alias.stages import controls
 from alias.stages.controls import cheapest_first, part_of
+from alias.stages.load import warn_stray
 from alias.store.db import build_store, query, write_parquet
 
 REPO = Path(__file__).resolve().parents[1]
@@ -43,6 +44,20 @@ def test_a_part_not_in_controls_parts_is_a_one_line_error():
     res = CliRunner().invoke(main, ["controls", "--part", "3", "--params", str(REPO / "params.yaml")])
     assert res.exit_code == 1 and res.output.strip().endswith("no part '3' in controls.parts (have: 1)"), res.output
     assert res.output.count("\n") == 1
+
+
+def test_load_names_what_the_controls_folder_holds_besides_its_parts(tmp_path, capsys):
+    """The tables an ALIAS before the parts wrote in ``data/controls`` itself, or a part of a
+    larger split, stay after an upgrade (DVC removes no output of a stage that is gone): not
+    loaded, but hashed as ``load``'s input, so ``load`` names them."""
+    (tmp_path / "1").mkdir()
+    (tmp_path / "verdicts.parquet").write_text("old")
+    (tmp_path / "9").mkdir()
+    assert warn_stray(tmp_path, ["1"]) == ["9", "verdicts.parquet"]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds 9, verdicts.parquet besides the parts of controls.parts" in err
+    assert warn_stray(tmp_path, ["1", "9", "verdicts.parquet"]) == [] and capsys.readouterr().err == ""
+    assert warn_stray(tmp_path / "none", ["1"]) == []
 
 
 def test_the_store_reads_the_part_folders_of_controls_parts_only(tmp_path):

@@ -3,6 +3,8 @@ descriptions, and the pipeline folder that ``init-pipeline`` writes."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,10 +13,11 @@ import yaml
 from alias.config import load_config
 from alias.corpus.folder import ingest_folder, model_size
 from alias.errors import AliasError
-from alias.pipelines import DEFAULT_STAGES, init_pipeline
+from alias.pipelines import DEFAULT_STAGES, init_pipeline, pipeline_yaml
 from test_own_specs import CANDIDATES
 
 REPO = Path(__file__).resolve().parents[1]
+DVC = Path(sys.executable).parent / "dvc"
 FIXTURES = REPO / "tests" / "fixtures"
 
 
@@ -79,6 +82,28 @@ def test_init_pipeline_writes_only_what_differs(tmp_path):
     assert not (repo / "pipelines" / "other").exists()
     with_controls = init_pipeline(repo, "other", FIXTURES / "own_specs", stages=DEFAULT_STAGES + ("controls",))
     assert "controls" in yaml.safe_load((with_controls / "dvc.yaml").read_text())["stages"]
+
+
+@pytest.mark.skipif(not DVC.exists(), reason="needs the virtualenv's dvc")
+def test_a_folder_with_the_controls_runs_its_parts_and_one_without_controls_parts_is_refused(tmp_path):
+    """DVC reads ``${controls.parts}`` from the pipeline folder's ``params.yaml``:
+    ``init-pipeline`` writes it, and DVC lists the folder's ``controls@1``; a folder whose
+    ``params.yaml`` lacks it is refused in one line (DVC would fail to parse the folder's
+    whole ``dvc.yaml``)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for f in ("params.yaml", "dvc.yaml"):
+        (repo / f).write_text((REPO / f).read_text())
+    folder = init_pipeline(repo, "mine", FIXTURES / "own_specs", stages=DEFAULT_STAGES + ("controls",))
+    subprocess.run([str(DVC), "init", "--no-scm", "-q"], cwd=repo, check=True)
+    listed = subprocess.run([str(DVC), "stage", "list"], cwd=folder, capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert "controls@1  " in listed.stdout and "Outputs data/controls/1" in listed.stdout
+    params = yaml.safe_load((folder / "params.yaml").read_text())
+    del params["controls"]
+    (folder / "params.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(AliasError, match=r"pipelines/mine/params.yaml: controls.parts missing \(dvc.yaml's stage controls"):
+        pipeline_yaml(repo, "mine", DEFAULT_STAGES + ("controls",))
 
 
 def test_check_params_and_load_declare_every_section():

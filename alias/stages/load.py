@@ -4,6 +4,8 @@ settings, and its snapshot (paths.snapshot)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 from typing import Any
 
 from alias.config import Config, Paths
@@ -28,5 +30,18 @@ def run(config: Config, paths: Paths) -> dict[str, Any]:
             "store_settings": settings_rows(config, paths.snapshot, paths.store),
             "adjudications": adjudication_rows(paths.adjudications)}
     only = {"samples": list(config.generate.models), "controls": [str(p) for p in config.controls.parts]}
+    warn_stray(paths.controls, only["controls"])
     build_store(paths.store, folders, paths.sql, tables=rows, only=only)
     return export_store(paths.store, paths.snapshot, paths.sql)
+
+
+def warn_stray(folder: Path, parts: list[str]) -> list[str]:
+    """Name, in one line on stderr, what ``folder`` (``paths.controls``) holds besides the
+    part folders ``parts``: the single folder's tables of an ALIAS before the parts, or the
+    parts of a larger split. They are not loaded, but DVC hashes them as ``load``'s input
+    (``load`` then looks changed in another checkout). Returns the stray names."""
+    stray = sorted(p.name for p in folder.iterdir() if p.name not in parts) if folder.is_dir() else []
+    if stray:
+        print(f"alias: {folder} holds {', '.join(stray[:4])}{' ...' if len(stray) > 4 else ''} besides the parts of "
+              "controls.parts: not loaded; remove them (DVC counts them in load's input)", file=sys.stderr)
+    return stray
