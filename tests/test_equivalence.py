@@ -235,7 +235,7 @@ def test_the_controls_stage_writes_table_j2(fast_tools, tmp_path):
 
     ref = reference()
     runner = ToolRunner(fast_tools, tmp_path / "cache")
-    s = run_controls({(ref.task_id, "original"): ref}, runner, tmp_path / "data" / "controls", seed=1,
+    s = run_controls({(ref.task_id, "original"): ref}, runner, tmp_path / "data" / "controls" / "1", seed=1,
                      max_mutants_tried=0, max_mutants_kept=0, mutant_timeout_s=30, parallel=1,
                      equivalence_settings=EquivalenceSettings(("reorder", "history_variable"), 1, 2))
     assert s["equivalence"] == {"reorder": {"kept": 1, "tasks": 1, "behavior": 1, "behavior_renaming": 1},
