@@ -113,7 +113,9 @@ def test_mutant_of_the_renamed_copy_fails(runner):
     mutated = text.replace(f"{cnt} < {lim}", f"{cnt} < {lim} + 1")
     assert mutated != text
     # a few maps suffice: the right one (declaration order) is tried first and must fail
-    v = BehaviorGrader(ref, runner, max_maps=4).grade(OutputSide(side.modules | {sys_name: mutated}, sys_name, side.wrapper))
+    # (the paper's renaming procedure; the refinement procedure's rejections of mutants
+    # and hard negatives are tested in test_hardneg.py and test_grading_suite.py)
+    v = BehaviorGrader(ref, runner, max_maps=4, mappings="renaming").grade(OutputSide(side.modules | {sys_name: mutated}, sys_name, side.wrapper))
     assert not v.passed and v.maps_tried >= 1
     assert v.attempts[0].startswith(f"map {{'count': '{cnt}'")
 
