@@ -118,6 +118,51 @@ def test_each_operator_keeps_a_hard_negative_on_its_fixture(op, runner):
     d = json.loads(c.detail)
     assert d["check"].split("_")[0] in ("forward", "reverse")
     assert d["counterexample"][0].startswith("Error:")
+    # point (c): a fairness mutant has the reference's very state graph; the others other steps
+    assert d["relabel"].split(":")[0] == ("identical" if op.startswith("fairness") else "different"), d
+
+
+def _all_candidates(name: str, runner: ToolRunner):
+    ref = fixture_reference(name)
+    n = len(list(generate_hard_negatives(ref.system_text, ref.cfg_text, seed="1:" + ref.task_id)))
+    cs = hard_negative_controls(ref, runner, seed=1, max_tried=n, max_kept=n, timeout_s=60)
+    return ref, {json.loads(c.detail)["description"]: c for c in cs}
+
+
+@pytest.mark.tlc
+def test_a_candidate_that_renames_a_value_is_not_kept(runner):
+    """Point (c), VoucherCancel's case: Go writing "c" where the reference writes "b" (no
+    action tells them apart) violates Inv under the identity mapping, but its state graph is
+    the reference's with "c" for "b", and the refinement procedure accepts it by that
+    bijection: not a hard negative. A candidate with other steps is still kept."""
+    ref, cs = _all_candidates("HNRelabel", runner)
+    c = cs["update of st in Go replaced by Other's: st' = \"c\""]
+    d = json.loads(c.detail)
+    assert (c.valid, d["check"], d["relabel"]) == (False, "forward_invariant_violated",
+                                                   'relabeled: equal up to st via {"c"->"b"}')
+    assert d["counterexample"][0] == "Error: Invariant AliasRefInv0 is violated."  # R's Inv, in the check's wrapper
+    v = BehaviorGrader(ref, runner).grade(OutputSide({ref.system_module: c.text}, ref.system_module))
+    assert v.passed and "cancel" not in str(v.mapping) and "st" in json.dumps(v.mapping), v.mapping
+    kept = [k for k, x in cs.items() if x.valid]
+    assert kept and all(json.loads(cs[k].detail)["relabel"].startswith("different") for k in kept), kept
+    relabeled = [k for k, x in cs.items() if json.loads(x.detail).get("relabel", "").startswith("relabeled")]
+    assert len(relabeled) >= 3 and not any(cs[k].valid for k in relabeled)
+
+
+@pytest.mark.tlc
+def test_a_candidate_with_an_inert_process_is_not_kept(runner):
+    """Point (c), Peterson's case (ProcSet == 1..3 while Next ranges over 1..2): the third
+    component of x never moves, so the graphs are equal once it is dropped; the refinement
+    procedure accepts it with x <- <<x[1], x[2]>>; nothing of HNInert is kept."""
+    ref, cs = _all_candidates("HNInert", runner)
+    c = cs["numeric literal 2 -> 3 in Init"]
+    d = json.loads(c.detail)
+    assert (c.valid, d["check"], d["relabel"]) == (False, "forward_property_violated",
+                                                   "relabeled: equal up to components constant in every state")
+    assert c.control_states == c.reference_states == 9
+    v = BehaviorGrader(ref, runner).grade(OutputSide({ref.system_module: c.text}, ref.system_module))
+    assert v.passed, v.reason
+    assert not any(x.valid for x in cs.values())
 
 
 @pytest.mark.tlc

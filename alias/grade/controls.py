@@ -43,7 +43,7 @@ from alias.corpus.testset import Reference
 from alias.grade import equivalence
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.hardneg import behavior_difference, check_operators, generate_hard_negatives
+from alias.grade.hardneg import Difference, behavior_difference, check_operators, generate_hard_negatives, re_encoding
 from alias.grade.mutants import generate_mutants
 from alias.grade.run import grade_samples
 from alias.rename.cir import rename_names, rename_task
@@ -262,17 +262,20 @@ HARDNEG = "hardneg"
 
 def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_tried: int, max_kept: int,
                            timeout_s: float, operators: tuple[str, ...] | None = None,
-                           reach_time_factor: float = 3.0, min_reach_timeout_s: float = 10.0) -> list[Control]:
+                           reach_time_factor: float = 3.0, min_reach_timeout_s: float = 10.0,
+                           relabel_cap: int = 2000) -> list[Control]:
     """Hard negatives of one task (issue 33): of the first ``max_tried`` candidates of
     :func:`alias.grade.hardneg.generate_hard_negatives` (``operators``: None or empty = all;
     seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
-    reachable (data) states and :func:`alias.grade.hardneg.behavior_difference` shows a
-    behavior of one the other lacks. A candidate's reachability run gets
+    reachable (data) states, :func:`alias.grade.hardneg.behavior_difference` shows a
+    behavior of one the other lacks and :func:`alias.grade.hardneg.re_encoding` finds its
+    state graph is not the reference's re-encoded (``relabel_cap`` bijections at most). A candidate's reachability run gets
     ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (one that
     runs longer has another state space), the checks ``timeout_s``; a reference whose run
     times ``reach_time_factor`` exceeds ``timeout_s`` gets none (one row saying so).
     ``mutant_kind``: the operator; ``detail``: JSON with the description, the check that
-    failed and the first lines of TLC's counterexample.
+    failed, the first lines of TLC's counterexample and (where it ran) the relabel check's
+    finding.
     Raises :class:`~alias.errors.AliasError` for an unknown operator name."""
     grader, data_vars, ref_states, ref_kind = _reference_reach(ref, runner)
     if ref_states is None:
@@ -291,23 +294,40 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
                                f"over the hard negatives' limit of {timeout_s:g} s")]
     rrunner, rgrader = _limited(ref, runner, max(min_reach_timeout_s, reach_time_factor * ref_s))
     crunner, _ = _limited(ref, runner, timeout_s)
-    ref_graph = reach_graph(ref, ref.files, grader) if data_vars else None
+    graphs: dict[str, object] = {}
     out: list[Control] = []
     for n_tried, hn in enumerate(cands):
         if sum(c.valid for c in out) >= max_kept:
             break
         files = dict(ref.files) | {f"{ref.system_module}.tla": hn.text}
         states, kind = reachable_states(ref, files, rrunner, data_vars, rgrader)
-        check, trace, keep = "state_count_differs", [], False
+        d = Difference(False, "state_count_differs")
         if states == ref_states:
-            data = (data_vars, ref_graph, reach_graph(ref, files, rgrader)) if data_vars else None
-            d = behavior_difference(ref, crunner, hn.text, data)
-            check, trace, keep = d.check, d.trace, d.shown
-        detail = {"description": hn.description, "reach": kind, "check": check, "counterexample": trace}
-        out.append(Control(ref.task_id, HARDNEG, n_tried, hn.text, None, valid=keep, detail=json.dumps(detail),
+            d = _keep_check(ref, files, hn.text, graphs, grader, rgrader, crunner, data_vars, relabel_cap)
+        detail = {"description": hn.description, "reach": kind, "check": d.check, "counterexample": d.trace}
+        if d.relabel:
+            detail["relabel"] = d.relabel
+        out.append(Control(ref.task_id, HARDNEG, n_tried, hn.text, None, valid=d.shown, detail=json.dumps(detail),
                            mutant_kind=hn.operator, mutant_id=hn.mutant_id, reference_states=ref_states,
                            control_states=states))
     return out
+
+
+def _keep_check(ref: Reference, files: dict[str, str], text: str, graphs: dict, grader: BehaviorGrader,
+                rgrader: BehaviorGrader, crunner: ToolRunner, data_vars, relabel_cap: int) -> Difference:
+    """Points (b) and (c) of :mod:`alias.grade.hardneg`'s keep-check for a candidate with the
+    reference's state count; ``graphs`` keeps the reference's state graph (TLC dumps it
+    once, when first needed)."""
+    def ref_graph():
+        if "ref" not in graphs:
+            graphs["ref"] = reach_graph(ref, ref.files, grader)
+        return graphs["ref"]
+
+    mg = reach_graph(ref, files, rgrader) if data_vars else None
+    d = behavior_difference(ref, crunner, text, (data_vars, ref_graph(), mg) if data_vars else None)
+    if not d.shown:
+        return d
+    return re_encoding(d, ref_graph(), mg if data_vars else reach_graph(ref, files, rgrader), relabel_cap)
 
 
 @dataclass(frozen=True)
@@ -371,7 +391,8 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
         h = hard_negatives
         out += hard_negative_controls(ref, runner, seed=seed, max_tried=h.max_tried_per_task,
                                       max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators,
-                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s)
+                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s,
+                                      relabel_cap=h.relabel_cap)
     return out + equivalence_controls(ref, runner, equivalence_settings or EquivalenceSettings())
 
 

@@ -18,6 +18,14 @@ reject every one of them.  A hard negative is kept only when
     safety violation counts only when the state graphs projected onto the data variables
     differ too (else only the control flow changed); a liveness violation counts either
     way.
+(c) the candidate is not a re-encoding of the reference (:func:`re_encoding`): its
+    reachable state graph does not equal the reference's up to values renamed by a
+    bijection per variable or components constant in every state
+    (:func:`alias.grade.relabel.relabeling`; such a candidate shows a violation under the
+    identity mapping, but the behavior grade's refinement mappings rightly accept it, e.g.
+    ``"cancelled"`` written for a ``"prepared"`` no other action reads, or a third process
+    that never moves).  A candidate whose graph TLC cannot give, or whose search is cut at
+    its cap, is not kept either: only a shown difference in behavior keeps one.
 
 Mutation operators (:data:`OPERATORS`, name -> function of a :class:`Subject` giving
 candidate edits), each confined to the system module's definitions that the initial
@@ -65,6 +73,8 @@ from alias.errors import AliasError
 from alias.grade import stategraph
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
+from alias.grade.relabel import IDENTICAL, DIFFERENT, relabeling
+from alias.grade.stategraph import StateGraph
 from alias.grade.mutants import (_DEF_TYPES, Mutant, _conjuncts, _flatten, _infix_symbol, _item_content, _Module, _roots,
                                  _strip_parens, _walk, generate_mutants)
 from alias.tla.cfg import Cfg, parse_cfg
@@ -581,6 +591,7 @@ class Difference:
     shown: bool
     check: str
     trace: list[str] = dataclasses.field(default_factory=list)
+    relabel: str = ""
 
 
 def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None) -> Difference:
@@ -618,3 +629,21 @@ def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None
     if any(_LIVENESS.match(ln) for ln in trace):
         return Difference(True, f"{check}; liveness (data graphs equal)", trace)
     return Difference(False, f"{check}; data graphs equal (control flow only)", trace)
+
+
+def re_encoding(d: Difference, ref_graph, graph, cap: int = 2000) -> Difference:
+    """Point (c) of the keep-check: ``d`` (from :func:`behavior_difference`) with ``shown``
+    kept only when the candidate's reachable state graph ``graph`` is not the reference's
+    ``ref_graph`` re-encoded (:func:`alias.grade.relabel.relabeling`, at most ``cap``
+    value bijections tried); a graph that is not a
+    :class:`~alias.grade.stategraph.StateGraph` (TLC gave none: a
+    :class:`~alias.grade.stategraph.DumpFailure` or None) keeps nothing.  ``relabel`` says
+    what the comparison found, in one line."""
+    if not d.shown:
+        return d
+    for name, g in (("reference", ref_graph), ("candidate", graph)):
+        if not isinstance(g, StateGraph):
+            why = f"TLC gave no state graph of the {name}"
+            return dataclasses.replace(d, shown=False, relabel=why)
+    r = relabeling(ref_graph, graph, cap)
+    return dataclasses.replace(d, shown=r.kind in (IDENTICAL, DIFFERENT), relabel=f"{r.kind}: {r.reason}")

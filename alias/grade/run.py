@@ -58,6 +58,12 @@ _COLUMN_SET = frozenset(VERDICT_COLUMNS) - {"task_id", "condition", "model", "sa
 #: that they cover the import closure of this module.
 GRADER_SOURCES = ("__init__.py", "errors.py", "config.py", "grade", "tla", "store", "corpus/__init__.py", "corpus/testset.py",
                   "corpus/tlabench.py", "corpus/ingest.py", "rename/__init__.py", "rename/cir.py", "rename/names.py")
+#: Modules under :data:`GRADER_SOURCES` that only make the controls (which samples exist, not
+#: how one is graded): left out of the hash, so a changed mutant or hard-negative generator
+#: regrades only the samples whose text changed. ``tests/test_architecture.py`` checks that
+#: none is in the grader's import closure.
+CONTROL_GENERATORS = ("grade/controls.py", "grade/equivalence", "grade/fixture.py", "grade/hardneg.py",
+                      "grade/mutants.py", "grade/relabel.py")
 
 
 def _key(row: dict) -> tuple:
@@ -99,13 +105,17 @@ _CODE_VERSION: str | None = None
 
 def grader_source_files(root: Path | None = None) -> list[Path]:
     """The ``.py`` and ``.java`` files (the SANY server) of :data:`GRADER_SOURCES` under the
-    package folder ``root``, sorted."""
+    package folder ``root``, but those of :data:`CONTROL_GENERATORS`, sorted."""
     root = Path(__file__).resolve().parents[1] if root is None else root
-    files: set[Path] = set()
-    for rel in GRADER_SOURCES:
-        p = root / rel
-        files |= {f for f in p.rglob("*") if f.suffix in (".py", ".java")} if p.is_dir() else {p}
-    return sorted(files)
+
+    def expand(rels) -> set[Path]:
+        files: set[Path] = set()
+        for rel in rels:
+            p = root / rel
+            files |= {f for f in p.rglob("*") if f.suffix in (".py", ".java")} if p.is_dir() else {p}
+        return files
+
+    return sorted(expand(GRADER_SOURCES) - expand(CONTROL_GENERATORS))
 
 
 def grader_code_version() -> str:
