@@ -254,8 +254,7 @@ class HardNegativesConfig:
     ``max_kept_per_task`` kept; a candidate's reachability run gets
     ``max(min_reach_timeout_s, reach_time_factor * the reference's)`` seconds, its checks
     ``timeout_s``; a task whose reference run times ``reach_time_factor`` exceeds
-    ``timeout_s`` gets none; ``relabel_cap``: value bijections tried at most when checking
-    that a candidate is not a re-encoding of the reference."""
+    ``timeout_s`` gets none."""
 
     max_tried_per_task: int
     max_kept_per_task: int
@@ -263,10 +262,8 @@ class HardNegativesConfig:
     reach_time_factor: float
     min_reach_timeout_s: float
     operators: tuple[str, ...]
-    relabel_cap: int = 2000
 
     def check(self) -> None:
-        _require(self.relabel_cap >= 1, "relabel_cap", "must be >= 1")
         _require(self.max_tried_per_task >= 0, "max_tried_per_task", "must be >= 0")
         _require(self.max_kept_per_task >= 0, "max_kept_per_task", "must be >= 0")
         _require(self.timeout_s > 0, "timeout_s", "must be > 0")

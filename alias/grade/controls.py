@@ -43,7 +43,8 @@ from alias.corpus.testset import Reference
 from alias.grade import equivalence
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.hardneg import Difference, behavior_difference, check_operators, generate_hard_negatives, re_encoding
+from alias.grade.hardneg import (RELABEL_CAP, Difference, behavior_difference, check_operators, generate_hard_negatives,
+                                 re_encoding)
 from alias.grade.mutants import generate_mutants
 from alias.grade.run import grade_samples
 from alias.rename.cir import rename_names, rename_task
@@ -263,7 +264,7 @@ HARDNEG = "hardneg"
 def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max_tried: int, max_kept: int,
                            timeout_s: float, operators: tuple[str, ...] | None = None,
                            reach_time_factor: float = 3.0, min_reach_timeout_s: float = 10.0,
-                           relabel_cap: int = 2000) -> list[Control]:
+                           relabel_cap: int = RELABEL_CAP) -> list[Control]:
     """Hard negatives of one task (issue 33): of the first ``max_tried`` candidates of
     :func:`alias.grade.hardneg.generate_hard_negatives` (``operators``: None or empty = all;
     seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
@@ -391,8 +392,7 @@ def build_controls(ref: Reference, renamed: Reference | None, runner: ToolRunner
         h = hard_negatives
         out += hard_negative_controls(ref, runner, seed=seed, max_tried=h.max_tried_per_task,
                                       max_kept=h.max_kept_per_task, timeout_s=h.timeout_s, operators=h.operators,
-                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s,
-                                      relabel_cap=h.relabel_cap)
+                                      reach_time_factor=h.reach_time_factor, min_reach_timeout_s=h.min_reach_timeout_s)
     return out + equivalence_controls(ref, runner, equivalence_settings or EquivalenceSettings())
 
 

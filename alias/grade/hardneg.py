@@ -86,6 +86,9 @@ Edit = tuple[int, int, bytes]
 #: What an operator yields: (description, edits).
 Cand = tuple[str, list[Edit]]
 
+#: Value bijections tried at most by point (c) of the keep-check (:func:`re_encoding`); a
+#: search cut there keeps nothing.
+RELABEL_CAP = 2000
 #: TLC kinds that show a behavior of the mutant the reference lacks (or the reverse).
 VIOLATIONS = frozenset({"invariant_violated", "property_violated", "deadlock"})
 #: Lines of TLC's counterexample kept in a control's detail.
@@ -631,7 +634,7 @@ def behavior_difference(ref: Reference, runner: ToolRunner, text: str, data=None
     return Difference(False, f"{check}; data graphs equal (control flow only)", trace)
 
 
-def re_encoding(d: Difference, ref_graph, graph, cap: int = 2000) -> Difference:
+def re_encoding(d: Difference, ref_graph, graph, cap: int = RELABEL_CAP) -> Difference:
     """Point (c) of the keep-check: ``d`` (from :func:`behavior_difference`) with ``shown``
     kept only when the candidate's reachable state graph ``graph`` is not the reference's
     ``ref_graph`` re-encoded (:func:`alias.grade.relabel.relabeling`, at most ``cap``
