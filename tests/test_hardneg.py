@@ -122,10 +122,10 @@ def test_each_operator_keeps_a_hard_negative_on_its_fixture(op, runner):
     assert d["relabel"].split(":")[0] == ("identical" if op.startswith("fairness") else "different"), d
 
 
-def _all_candidates(name: str, runner: ToolRunner):
+def _all_candidates(name: str, runner: ToolRunner, operators: tuple[str, ...]):
     ref = fixture_reference(name)
-    n = len(list(generate_hard_negatives(ref.system_text, ref.cfg_text, seed="1:" + ref.task_id)))
-    cs = hard_negative_controls(ref, runner, seed=1, max_tried=n, max_kept=n, timeout_s=60)
+    n = len(list(generate_hard_negatives(ref.system_text, ref.cfg_text, operators=operators)))
+    cs = hard_negative_controls(ref, runner, seed=1, max_tried=n, max_kept=n, timeout_s=60, operators=operators)
     return ref, {json.loads(c.detail)["description"]: c for c in cs}
 
 
@@ -135,7 +135,7 @@ def test_a_candidate_that_renames_a_value_is_not_kept(runner):
     action tells them apart) violates Inv under the identity mapping, but its state graph is
     the reference's with "c" for "b", and the refinement procedure accepts it by that
     bijection: not a hard negative. A candidate with other steps is still kept."""
-    ref, cs = _all_candidates("HNRelabel", runner)
+    ref, cs = _all_candidates("HNRelabel", runner, ("update_copy", "arith_flip"))
     c = cs["update of st in Go replaced by Other's: st' = \"c\""]
     d = json.loads(c.detail)
     assert (c.valid, d["check"], d["relabel"]) == (False, "forward_invariant_violated",
@@ -146,7 +146,7 @@ def test_a_candidate_that_renames_a_value_is_not_kept(runner):
     kept = [k for k, x in cs.items() if x.valid]
     assert kept and all(json.loads(cs[k].detail)["relabel"].startswith("different") for k in kept), kept
     relabeled = [k for k, x in cs.items() if json.loads(x.detail).get("relabel", "").startswith("relabeled")]
-    assert len(relabeled) >= 3 and not any(cs[k].valid for k in relabeled)
+    assert len(relabeled) >= 2 and not any(cs[k].valid for k in relabeled)
 
 
 @pytest.mark.tlc
@@ -154,7 +154,7 @@ def test_a_candidate_with_an_inert_process_is_not_kept(runner):
     """Point (c), Peterson's case (ProcSet == 1..3 while Next ranges over 1..2): the third
     component of x never moves, so the graphs are equal once it is dropped; the refinement
     procedure accepts it with x <- <<x[1], x[2]>>; nothing of HNInert is kept."""
-    ref, cs = _all_candidates("HNInert", runner)
+    ref, cs = _all_candidates("HNInert", runner, ("literal_shifted",))
     c = cs["numeric literal 2 -> 3 in Init"]
     d = json.loads(c.detail)
     assert (c.valid, d["check"], d["relabel"]) == (False, "forward_property_violated",
