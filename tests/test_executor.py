@@ -68,8 +68,6 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tool_config, tmp_p
     ref = embedded_reference("TrafficLight", "TrafficLight")
     refs = {(ref.task_id, "original"): ref}
     samples = kill_samples(ref)
-    local = grade_samples(samples, refs, ToolRunner(tool_config, tmp_path / "c1"), tmp_path / "local",
-                          executor=LocalExecutor(2))
     out = tmp_path / "dask"
     killed: dict = {}
     with DaskExecutor(local_workers=2) as ex:
@@ -79,6 +77,10 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tool_config, tmp_p
         dask = grade_samples(samples, refs, ToolRunner(tool_config, tmp_path / "c2"), out, executor=ex)
         killer.join()
         after = set(ex.client.run(os.getpid).values())
+    # the local executor's verdicts on the tool runs the Dask run cached (a cold cache would
+    # only run the same TLC again; the Dask run itself needs one, so the kill lands mid-run)
+    local = grade_samples(samples, refs, ToolRunner(tool_config, tmp_path / "c2"), tmp_path / "local",
+                          executor=LocalExecutor(2))
     assert killed["pid"] in before and killed["pid"] not in after, "the worker was killed and replaced"
     assert 1 <= killed["lines"] < len(samples), "the kill landed mid-run"
     keys = [json.loads(x)["key"][3] for x in (out / "journal.jsonl").read_text().splitlines()]

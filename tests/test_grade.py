@@ -215,8 +215,8 @@ def test_killed_grading_run_resumes_without_loss_or_duplicates(tool_config, tmp_
     assert not resumed.duplicated(["sample_idx", "grade"]).any()
     lines = [json.loads(x)["key"][3] for x in journal.read_text().splitlines()]
     assert sorted(lines) == list(range(6)), "no sample graded twice"
-    # same verdicts as an uninterrupted run
-    fresh = grade_samples(kill_samples(ref), refs, ToolRunner(tool_config, tmp_path / "cache2"), tmp_path / "fresh")
+    # same verdicts as an uninterrupted run (a new journal; the tool runs cached above)
+    fresh = grade_samples(kill_samples(ref), refs, ToolRunner(tool_config, tmp_path / "cache"), tmp_path / "fresh")
     cols = ["sample_idx", "grade", "passed", "reason"]
     pd.testing.assert_frame_equal(resumed[cols], fresh[cols])
     beh = resumed[resumed.grade == "behavior"].set_index("sample_idx").passed.to_dict()
