@@ -24,7 +24,7 @@ def test_the_same_graph_is_identical_whatever_its_node_ids():
     other = StateGraph(nodes={f"n{i}": dict(s) for i, s in reversed(list(REF.nodes.items()))},
                        edges=[(f"n{a}", f"n{b}") for a, b in REF.edges], initial=["n0"])
     r = relabeling(REF, other)
-    assert (r.kind, r.moved, r.tried) == (IDENTICAL, {}, 1)
+    assert (r.kind, r.moved, r.tried) == (IDENTICAL, {}, 6)  # one try per state: no backtracking
 
 
 def test_a_value_written_under_another_name_is_a_relabeling():
@@ -72,13 +72,29 @@ def test_counts_and_shapes_are_compared_first():
 
 
 def test_the_search_stops_at_its_cap():
-    """Eight atoms of one signature (a cycle through them) and steps no bijection fits: the
-    search gives up after ``cap`` bijections and says so (a hard negative is then not kept)."""
+    """A ring of eight states against two rings of four (every state initial, one value
+    each): no map exists; the search says so, or that it gave up after ``cap`` tries (a
+    hard negative is then not kept)."""
     ring = graph([{"v": str(i)} for i in range(8)], [(i, (i + 1) % 8) for i in range(8)], initial=range(8))
     two = graph([{"v": str(i)} for i in range(8)], [(i, (i + 1) % 4 + 4 * (i // 4)) for i in range(8)],
                 initial=range(8))
-    r = relabeling(ring, two, cap=50)
-    assert (r.kind, r.tried) == (UNDECIDED, 50)
-    assert relabeling(ring, ring, cap=1).kind == IDENTICAL
+    full = relabeling(ring, two)
+    assert full.kind == DIFFERENT and full.tried > 3
+    assert (relabeling(ring, two, cap=3).kind, relabeling(ring, two, cap=3).tried) == (UNDECIDED, 3)
+    one = graph([{"v": str(i)} for i in range(8)], [(i, (i + 1) % 8) for i in range(8)])
+    rotated = graph([{"v": str((i + 3) % 8)} for i in range(8)], [(i, (i + 1) % 8) for i in range(8)])
+    assert relabeling(ring, ring).kind == relabeling(one, one).kind == IDENTICAL
+    r = relabeling(one, rotated)
+    assert r.kind == RELABELED and len(r.moved["v"]) == 8  # Clock's case: a ring started elsewhere
     with pytest.raises(ValueError, match="cap must be >= 1"):
         relabeling(ring, two, cap=0)
+
+
+def test_a_long_cycle_is_relabeled_without_search():
+    """An hour clock started at 1 instead of 0 (one initial state, 5000 states): every image
+    is forced by the one before, so the map is found in one try per state."""
+    n = 5000
+    ref = graph([{"hr": str(i)} for i in range(n)], [(i, (i + 1) % n) for i in range(n)])
+    other = graph([{"hr": str((i + 1) % n)} for i in range(n)], [(i, (i + 1) % n) for i in range(n)])
+    r = relabeling(ref, other)
+    assert (r.kind, r.tried) == (RELABELED, n)

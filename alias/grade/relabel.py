@@ -106,56 +106,147 @@ def _signatures(view: _View, g: StateGraph, v: str) -> dict[str, tuple]:
     return {a: tuple(sorted(x)) for a, x in sig.items()}
 
 
-def _bijections(sg: dict[str, tuple], sr: dict[str, tuple]) -> Iterator[dict[str, str]]:
-    """Lazily, the atom bijections other -> reference that keep each atom's signature,
-    the identity (on shared atoms) first."""
-    groups: dict[tuple, tuple[list[str], list[str]]] = {}
-    for a, k in sr.items():
-        groups.setdefault(k, ([], []))[1].append(a)
-    for a, k in sg.items():
-        groups[k][0].append(a)
-    ordered = []
-    for gs, rs in groups.values():
-        gs.sort()
-        rs.sort(key=lambda a: (a not in gs, gs.index(a) if a in gs else 0, a))
-        ordered.append((gs, rs))
+class _Search:
+    """A depth-first search for the one-to-one map of states (module docstring), built along
+    the other graph's steps from its initial states: a state's image is one of its mapped
+    predecessor's image's successors, with the same degrees and initial flag, whose atoms
+    extend the per-variable bijections built so far (each atom keeping its signature) and
+    whose steps to and from the states mapped so far exist in the reference too. Candidates
+    that keep the atoms as they are come first, so where the identity fits it is found."""
 
-    def rec(i: int, acc: list[tuple[str, str]]) -> Iterator[dict[str, str]]:
-        if i == len(ordered):
-            yield dict(acc)
-            return
-        gs, rs = ordered[i]
-        for perm in itertools.permutations(rs):
-            yield from rec(i + 1, acc + list(zip(gs, perm)))
+    def __init__(self, reference: StateGraph, other: StateGraph, rv: _View, ov: _View):
+        self.rv, self.ov, self.live = rv, ov, rv.live
+        self.r_succ, self.o_succ = _adjacency(reference.edges), _adjacency(other.edges)
+        self.r_pred, self.o_pred = _adjacency((b, a) for a, b in reference.edges), \
+            _adjacency((b, a) for a, b in other.edges)
+        self.r_init, self.o_init = set(reference.initial), set(other.initial)
+        self.r_nodes = list(reference.nodes)
+        self.r_key = {r: tuple(rv.atoms[r][v] for v in self.live) for r in self.r_nodes}
+        self.r_index = {k: r for r, k in self.r_key.items()}
+        self.sig_r = {v: _signatures(rv, reference, v) for v in self.live}
+        self.sig_o = {v: _signatures(ov, other, v) for v in self.live}
+        self.order, self.anchor = _bfs(other, self.o_succ)
+        self.phi: dict[str, dict[str, str]] = {v: {} for v in self.live}
+        self.inv: dict[str, dict[str, str]] = {v: {} for v in self.live}
+        self.node_map: dict[str, str] = {}
+        self.used: set[str] = set()
 
-    yield from rec(0, [])
+    def _candidates(self, n: str) -> list[str]:
+        """Images to try for ``n``, last first (the search pops them): where the bijections
+        built so far map every atom of ``n``, only the state with those atoms; else the
+        unused successors of its anchor's image (the initial states for an initial state),
+        those with ``n``'s own atoms first."""
+        mapped = [tuple(self.phi[v].get(t, t if t in _STRUCTURE else None) for t in self.ov.atoms[n][v])
+                  for v in self.live]
+        if all(None not in m for m in mapped):
+            r = self.r_index.get(tuple(mapped))
+            return [] if r is None or r in self.used else [r]
+        a = self.anchor[n]
+        if a is not None:
+            pool = self.r_succ.get(self.node_map[a], [])
+        else:
+            pool = [r for r in self.r_nodes if (r in self.r_init) == (n in self.o_init)]
+        pool = [r for r in pool if r not in self.used]
+        own = tuple(self.ov.atoms[n][v] for v in self.live)
+        return [r for r in pool if self.r_key[r] != own] + [r for r in pool if self.r_key[r] == own]
 
+    def _atoms_fit(self, n: str, r: str) -> list[tuple[str, str, str]] | None:
+        """The new atom pairs (variable, other's atom, reference's) that mapping ``n`` to
+        ``r`` adds, or None where the atoms do not fit."""
+        new: dict[tuple[str, str], str] = {}
+        taken: set[tuple[str, str]] = set()
+        for v in self.live:
+            xs, ys = self.ov.atoms[n][v], self.rv.atoms[r][v]
+            if len(xs) != len(ys):
+                return None
+            for a, b in zip(xs, ys):
+                if a in _STRUCTURE or b in _STRUCTURE:
+                    if a != b:
+                        return None
+                    continue
+                got = self.phi[v].get(a, new.get((v, a)))
+                if got is not None:
+                    if got != b:
+                        return None
+                    continue
+                if b in self.inv[v] or (v, b) in taken or self.sig_o[v][a] != self.sig_r[v][b]:
+                    return None
+                new[(v, a)] = b
+                taken.add((v, b))
+        return [(v, a, b) for (v, a), b in new.items()]
 
-def _product(factories: list[Callable[[], Iterator]]) -> Iterator[tuple]:
-    """The lazy product of restartable iterators (``itertools.product`` would materialize
-    every permutation first)."""
-    if not factories:
-        yield ()
-        return
-    for x in factories[0]():
-        for rest in _product(factories[1:]):
-            yield (x,) + rest
-
-
-def _fits(phi: dict[str, dict[str, str]], live: list[str], ov: _View, r_index: dict,
-          reference: StateGraph, other: StateGraph) -> bool:
-    """Whether renaming ``other``'s atoms by ``phi`` maps its states one-to-one onto the
-    reference's, initial states and steps included."""
-    node_map: dict[str, str] = {}
-    for n, s in ov.atoms.items():
-        key = tuple(tuple(phi[v].get(t, t) for t in s[v]) for v in live)
-        if key not in r_index:
+    def _steps_fit(self, n: str, r: str) -> bool:
+        if (n in self.o_init) != (r in self.r_init) or len(self.o_succ.get(n, ())) != len(self.r_succ.get(r, ())) \
+                or len(self.o_pred.get(n, ())) != len(self.r_pred.get(r, ())):
             return False
-        node_map[n] = r_index[key]
-    if len(set(node_map.values())) != len(node_map):
-        return False
-    return ({node_map[n] for n in other.initial} == set(reference.initial)
-            and {(node_map[a], node_map[b]) for a, b in other.edges} == set(reference.edges))
+        r_succ, r_pred = set(self.r_succ.get(r, ())), set(self.r_pred.get(r, ()))
+        return (all(self.node_map[u] in r_succ for u in self.o_succ.get(n, ()) if u in self.node_map)
+                and all(self.node_map[u] in r_pred for u in self.o_pred.get(n, ()) if u in self.node_map))
+
+    def _assign(self, n: str, r: str, pairs: list[tuple[str, str, str]]) -> None:
+        self.node_map[n] = r
+        self.used.add(r)
+        for v, a, b in pairs:
+            self.phi[v][a], self.inv[v][b] = b, a
+
+    def _undo(self, n: str, pairs: list[tuple[str, str, str]]) -> None:
+        self.used.discard(self.node_map.pop(n))
+        for v, a, b in pairs:
+            del self.phi[v][a], self.inv[v][b]
+
+    def run(self, cap: int) -> tuple[bool | None, int]:
+        """(True: found, False: none exists, None: cut at ``cap`` tries; tries)."""
+        stack: list[tuple[list[str], list]] = []  # per depth: candidates left, pairs assigned
+        tries, depth = 0, 0
+        while depth < len(self.order):
+            n = self.order[depth]
+            if len(stack) == depth:
+                stack.append((self._candidates(n), []))
+            cands, _ = stack[depth]
+            placed = False
+            while cands:
+                r = cands.pop()
+                tries += 1
+                if tries > cap:
+                    return None, cap
+                pairs = self._atoms_fit(n, r) if self._steps_fit(n, r) else None
+                if pairs is not None:
+                    self._assign(n, r, pairs)
+                    stack[depth] = (cands, pairs)
+                    depth, placed = depth + 1, True
+                    break
+            if placed:
+                continue
+            stack.pop()
+            if depth == 0:
+                return False, tries
+            depth -= 1
+            self._undo(self.order[depth], stack[depth][1])
+        return True, tries
+
+
+def _adjacency(edges) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for a, b in dict.fromkeys(edges):
+        out.setdefault(a, []).append(b)
+    return out
+
+
+def _bfs(g: StateGraph, succ: dict[str, list[str]]) -> tuple[list[str], dict[str, str | None]]:
+    """The states in breadth-first order from the initial ones, and each one's first
+    predecessor in that order (None for an initial state); states not reached come last,
+    anchored nowhere."""
+    anchor: dict[str, str | None] = {n: None for n in g.initial}
+    order = list(anchor)
+    i = 0
+    while i < len(order):
+        for t in succ.get(order[i], ()):
+            if t not in anchor:
+                anchor[t] = order[i]
+                order.append(t)
+        i += 1
+    rest = [n for n in g.nodes if n not in anchor]
+    return order + rest, anchor | {n: None for n in rest}
 
 
 def _shapes_match(rv: _View, ov: _View) -> str | None:
@@ -165,11 +256,11 @@ def _shapes_match(rv: _View, ov: _View) -> str | None:
     return None
 
 
-def relabeling(reference: StateGraph, other: StateGraph, cap: int = 2000) -> Relabeling:
+def relabeling(reference: StateGraph, other: StateGraph, cap: int = 200_000) -> Relabeling:
     """Whether ``other`` equals ``reference`` up to constant atoms and one value bijection
     per variable (module docstring). Graphs as :func:`alias.grade.stategraph.dump_state_graph`
-    gives them (TLC's reachable states, one node per distinct state). Raises ``ValueError``
-    for ``cap`` < 1."""
+    gives them (TLC's reachable states, one node per distinct state). ``cap``: candidate
+    state pairs tried at most (``undecided`` beyond). Raises ``ValueError`` for ``cap`` < 1."""
     if cap < 1:
         raise ValueError(f"cap must be >= 1, got {cap}")
     if len(reference.nodes) != len(other.nodes) or len(set(reference.edges)) != len(set(other.edges)):
@@ -179,21 +270,16 @@ def relabeling(reference: StateGraph, other: StateGraph, cap: int = 2000) -> Rel
     why = _shapes_match(rv, ov)
     if why:
         return Relabeling(DIFFERENT, why)
-    factories = []
     for v in rv.live:
-        sg, sr = _signatures(ov, other, v), _signatures(rv, reference, v)
-        if sorted(sg.values()) != sorted(sr.values()):
+        if sorted(_signatures(ov, other, v).values()) != sorted(_signatures(rv, reference, v).values()):
             return Relabeling(DIFFERENT, f"{v}: no value bijection keeps the states' degrees")
-        factories.append(lambda sg=sg, sr=sr: _bijections(sg, sr))
-    r_index = {tuple(rv.atoms[n][v] for v in rv.live): n for n in reference.nodes}
-    tried = 0
-    for tried, combo in enumerate(_product(factories), 1):
-        if tried > cap:
-            return Relabeling(UNDECIDED, f"no fitting bijection among the first {cap}", tried=cap)
-        phi = dict(zip(rv.live, combo))
-        if _fits(phi, rv.live, ov, r_index, reference, other):
-            return _found(reference, other, phi, tried)
-    return Relabeling(DIFFERENT, "no value bijection maps the steps onto the reference's", tried=tried)
+    search = _Search(reference, other, rv, ov)
+    found, tried = search.run(cap)
+    if found is None:
+        return Relabeling(UNDECIDED, f"no map of states found within {cap} tries", tried=tried)
+    if not found:
+        return Relabeling(DIFFERENT, "no value bijection maps the steps onto the reference's", tried=tried)
+    return _found(reference, other, search.phi, tried)
 
 
 def _found(reference: StateGraph, other: StateGraph, phi: dict[str, dict[str, str]], tried: int) -> Relabeling:
