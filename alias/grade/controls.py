@@ -270,7 +270,8 @@ def hard_negative_controls(ref: Reference, runner: ToolRunner, *, seed: int, max
     seeded order), up to ``max_kept`` kept, each when TLC reports the reference's number of
     reachable (data) states, :func:`alias.grade.hardneg.behavior_difference` shows a
     behavior of one the other lacks and :func:`alias.grade.hardneg.re_encoding` finds its
-    state graph is not the reference's re-encoded (``relabel_cap`` bijections at most). A candidate's reachability run gets
+    state graph is not the reference's re-encoded (``relabel_cap`` state pairs tried at most).
+    A candidate's reachability run gets
     ``max(min_reach_timeout_s, reach_time_factor * the reference's seconds)`` (one that
     runs longer has another state space), the checks ``timeout_s``; a reference whose run
     times ``reach_time_factor`` exceeds ``timeout_s`` gets none (one row saying so).

@@ -86,9 +86,9 @@ Edit = tuple[int, int, bytes]
 #: What an operator yields: (description, edits).
 Cand = tuple[str, list[Edit]]
 
-#: Value bijections tried at most by point (c) of the keep-check (:func:`re_encoding`); a
-#: search cut there keeps nothing.
-RELABEL_CAP = 2000
+#: Candidate state pairs tried at most by point (c) of the keep-check (:func:`re_encoding`;
+#: a search without backtracking tries one per state); a search cut there keeps nothing.
+RELABEL_CAP = 1_000_000
 #: TLC kinds that show a behavior of the mutant the reference lacks (or the reverse).
 VIOLATIONS = frozenset({"invariant_violated", "property_violated", "deadlock"})
 #: Lines of TLC's counterexample kept in a control's detail.
@@ -638,7 +638,7 @@ def re_encoding(d: Difference, ref_graph, graph, cap: int = RELABEL_CAP) -> Diff
     """Point (c) of the keep-check: ``d`` (from :func:`behavior_difference`) with ``shown``
     kept only when the candidate's reachable state graph ``graph`` is not the reference's
     ``ref_graph`` re-encoded (:func:`alias.grade.relabel.relabeling`, at most ``cap``
-    value bijections tried); a graph that is not a
+    state pairs tried); a graph that is not a
     :class:`~alias.grade.stategraph.StateGraph` (TLC gave none: a
     :class:`~alias.grade.stategraph.DumpFailure` or None) keeps nothing.  ``relabel`` says
     what the comparison found, in one line."""

@@ -16,9 +16,10 @@ Two graphs are *equal up to relabeling* when, after
 (b) renaming each remaining variable's atoms by one bijection per variable,
 
 some one-to-one map of states carries the one graph's states, initial states and steps
-exactly onto the other's.  Bijections are searched lazily, the identity first, among
-those that keep each atom's signature (the sorted out-degree, in-degree and initial flag
-of the states holding it); the search stops after ``cap`` candidate bijections.
+exactly onto the other's.  A depth-first search (:class:`_Search`) builds that map along
+the steps from the initial states, the identity first, extending the bijections as it
+goes; an atom maps only to one with its signature (the sorted out-degree, in-degree and
+initial flag of the states holding it).  It stops after ``cap`` candidate state pairs.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ IDENTICAL, RELABELED, DIFFERENT, UNDECIDED = "identical", "relabeled", "differen
 class Relabeling:
     """What :func:`relabeling` found. ``kind``: ``identical`` (the same labeled graph),
     ``relabeled`` (equal only after dropping constant atoms or renaming values: a
-    re-encoding), ``different`` (no such map exists) or ``undecided`` (``cap`` bijections
+    re-encoding), ``different`` (no such map exists) or ``undecided`` (``cap`` state pairs
     tried). ``moved``: per variable, the atoms the bijection renames (other graph's atom ->
-    reference's); ``reason``: one line; ``tried``: bijections tried."""
+    reference's); ``reason``: one line; ``tried``: candidate state pairs tried."""
 
     kind: str
     reason: str
@@ -256,7 +257,7 @@ def _shapes_match(rv: _View, ov: _View) -> str | None:
     return None
 
 
-def relabeling(reference: StateGraph, other: StateGraph, cap: int = 200_000) -> Relabeling:
+def relabeling(reference: StateGraph, other: StateGraph, cap: int = 1_000_000) -> Relabeling:
     """Whether ``other`` equals ``reference`` up to constant atoms and one value bijection
     per variable (module docstring). Graphs as :func:`alias.grade.stategraph.dump_state_graph`
     gives them (TLC's reachable states, one node per distinct state). ``cap``: candidate
