@@ -86,7 +86,14 @@ SELECT
   (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND sample_idx >= 0) AS hardneg_tried,
   (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND valid) AS hardneg_kept,
   (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND sample_idx >= 0
-          AND reference_states = control_states) AS hardneg_same_states;
+          AND reference_states = control_states) AS hardneg_same_states,
+  -- not kept by point (c) of the keep-check (alias/grade/hardneg.py): the candidate's state
+  -- graph is the reference's re-encoded, or the comparison could not be made
+  (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND NOT valid
+          AND detail LIKE '%"relabel": "relabeled:%') AS hardneg_re_encoded,
+  (SELECT count(*) FROM control_samples WHERE kind = 'hardneg' AND NOT valid
+          AND (detail LIKE '%"relabel": "undecided:%' OR detail LIKE '%"relabel": "TLC gave no state graph%'))
+          AS hardneg_relabel_unchecked;
 
 -- Every positive control of an eligible reference the behavior grade does not accept (the
 -- reference against itself, its renamed and operator-renamed copies, and any other control

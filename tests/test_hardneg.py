@@ -199,10 +199,13 @@ def test_table_j1_counts_hard_negatives_per_procedure(tmp_path):
 
     tables = synthetic_tables()
     t1, t2 = sorted(ELIGIBLE)[:2]
+    relabeled = json.dumps({"check": "forward_invariant_violated", "relabel": 'relabeled: equal up to st via {"c"->"b"}'})
+    cut = json.dumps({"check": "forward_invariant_violated", "relabel": "undecided: no map of states found"})
     cs = [{"task_id": t, "kind": "hardneg", "model": "control:hardneg", "sample_idx": i, "valid": ok,
-           "mutant_kind": op, "reference_states": 6, "control_states": n}
-          for t, i, ok, op, n in ((t1, 0, True, "guard_swap", 6), (t1, 1, False, "arith_flip", 7),
-                                  (t1, 2, True, "arith_flip", 6), (t2, 0, True, "guard_swap", 6))]
+           "mutant_kind": op, "reference_states": 6, "control_states": n, "detail": d}
+          for t, i, ok, op, n, d in ((t1, 0, True, "guard_swap", 6, "{}"), (t1, 1, False, "arith_flip", 7, "{}"),
+                                     (t1, 2, True, "arith_flip", 6, "{}"), (t2, 0, True, "guard_swap", 6, "{}"),
+                                     (t2, 1, False, "update_copy", 6, relabeled), (t2, 2, False, "arith_flip", 6, cut))]
     verdicts = [{"task_id": r["task_id"], "condition": "original", "model": "control:hardneg",
                  "sample_idx": r["sample_idx"], "grade": g, "passed": (r["task_id"], r["sample_idx"], g) == (t2, 0, "behavior_renaming")}
                 for r in cs if r["valid"] for g in ("behavior", "behavior_renaming")]
@@ -217,8 +220,11 @@ def test_table_j1_counts_hard_negatives_per_procedure(tmp_path):
     errors = query("SELECT * FROM v_control_errors WHERE kind = 'hardneg'", db)
     assert errors[["task_id", "grade"]].values.tolist() == [[t2, "behavior_renaming"]]
     counts = query("SELECT * FROM v_control_counts", db).iloc[0]
-    assert (counts.hardneg_tried, counts.hardneg_kept, counts.hardneg_same_states) == (4, 3, 3)
-    assert "3 kept of 4 run through TLC (3 had the reference's" in _hard_negatives_text(counts, hn.reset_index())
+    assert (counts.hardneg_tried, counts.hardneg_kept, counts.hardneg_same_states) == (6, 3, 5)
+    assert (counts.hardneg_re_encoded, counts.hardneg_relabel_unchecked) == (1, 1)
+    text = _hard_negatives_text(counts, hn.reset_index())
+    assert "3 kept of 6 run through TLC (5 had the reference's" in text
+    assert "re-encoded: 1 were, with values renamed or constant components added, and 1 could not be compared" in text
 
 
 @pytest.mark.tlc

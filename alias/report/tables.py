@@ -123,8 +123,12 @@ def _hard_negatives_text(counts, by_operator: pd.DataFrame) -> str:
     tried = int(counts.get("hardneg_tried", 0) or 0)
     if not tried:
         return ""
+    re_encoded = int(counts.get("hardneg_re_encoded", 0) or 0)
+    unchecked = int(counts.get("hardneg_relabel_unchecked", 0) or 0)
     return ("## Mutants with the same reachable states (hard negatives)\n\n"
             f"{int(counts.hardneg_kept)} kept of {tried} run through TLC ({int(counts.hardneg_same_states)} had the "
             "reference's number of distinct states; kept when TLC's forward or reverse check under the identity "
-            "mapping shows a behavior of one the other lacks). Accepted per procedure (behavior: the configured "
+            "mapping shows a behavior of one the other lacks and the candidate's state graph is not the "
+            f"reference's re-encoded: {re_encoded} were, with values renamed or constant components added, and "
+            f"{unchecked} could not be compared). Accepted per procedure (behavior: the configured "
             "procedure; behavior_renaming: the paper's):\n\n" + to_markdown(by_operator) + "\n")
