@@ -20,7 +20,7 @@ reject every one of them.  A hard negative is kept only when
     way.
 (c) the candidate is not a re-encoding of the reference (:func:`re_encoding`): its
     reachable state graph does not equal the reference's up to values renamed by a
-    bijection per variable or components constant in every state
+    bijection per variable (no number read as another) or components constant in every state
     (:func:`alias.grade.relabel.relabeling`; such a candidate shows a violation under the
     identity mapping, but the behavior grade's refinement mappings rightly accept it, e.g.
     ``"cancelled"`` written for a ``"prepared"`` no other action reads, or a third process

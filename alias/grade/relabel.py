@@ -13,7 +13,9 @@ Two graphs are *equal up to relabeling* when, after
 (a) dropping, per variable, the atoms (strings, numbers, model values, booleans) at the
     positions that hold the same atom in every state (a variable of one shape in every
     state, e.g. a tuple; a variable whose shape varies keeps all its atoms), and
-(b) renaming each remaining variable's atoms by one bijection per variable,
+(b) renaming each remaining variable's atoms by one bijection per variable that maps no
+    number to another number (as the behavior grade's re-encodings: a number read as
+    another number is other arithmetic, :func:`alias.grade.refinement._renumbered`),
 
 some one-to-one map of states carries the one graph's states, initial states and steps
 exactly onto the other's.  A depth-first search (:class:`_Search`) builds that map along
@@ -35,6 +37,7 @@ from alias.grade.stategraph import StateGraph
 #: TLC value tokens: strings, the structure tokens of sequences, records, functions and
 #: sets, and atoms (names, numbers; any other character alone).
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|<<|>>|\|->|:>|@@|\.\.|[\[\](){},]|[A-Za-z0-9_]+|\S')
+_NUMBER = re.compile(r"\d+")
 _STRUCTURE = frozenset({"<<", ">>", "|->", ":>", "@@", "..", "[", "]", "(", ")", "{", "}", ","})
 
 #: Verdicts of :func:`relabeling`.
@@ -170,7 +173,8 @@ class _Search:
                     if got != b:
                         return None
                     continue
-                if b in self.inv[v] or (v, b) in taken or self.sig_o[v][a] != self.sig_r[v][b]:
+                if b in self.inv[v] or (v, b) in taken or self.sig_o[v][a] != self.sig_r[v][b] \
+                        or (a != b and _NUMBER.fullmatch(a) and _NUMBER.fullmatch(b)):
                     return None
                 new[(v, a)] = b
                 taken.add((v, b))
