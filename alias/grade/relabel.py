@@ -98,16 +98,19 @@ def _view(g: StateGraph) -> _View:
     return _View([v for v in variables if shape[v] != ("fixed", 0)], shape, atoms)
 
 
-def _signatures(view: _View, g: StateGraph, v: str) -> dict[str, tuple]:
-    """atom of ``v`` -> sorted (out-degree, in-degree, initial) of the states holding it."""
+def _signatures(view: _View, g: StateGraph) -> dict[str, dict[str, tuple]]:
+    """Per varying variable, atom -> sorted (out-degree, in-degree, initial) of the states
+    holding it."""
     out, inn = Counter(a for a, _ in g.edges), Counter(b for _, b in g.edges)
     init = set(g.initial)
-    sig: dict[str, list] = {}
+    sig: dict[str, dict[str, list]] = {v: {} for v in view.live}
     for n, s in view.atoms.items():
-        for t in s[v]:
-            if t not in _STRUCTURE:
-                sig.setdefault(t, []).append((out[n], inn[n], n in init))
-    return {a: tuple(sorted(x)) for a, x in sig.items()}
+        mark = (out[n], inn[n], n in init)
+        for v in view.live:
+            for t in s[v]:
+                if t not in _STRUCTURE:
+                    sig[v].setdefault(t, []).append(mark)
+    return {v: {a: tuple(sorted(x)) for a, x in per.items()} for v, per in sig.items()}
 
 
 class _Search:
@@ -118,7 +121,8 @@ class _Search:
     whose steps to and from the states mapped so far exist in the reference too. Candidates
     that keep the atoms as they are come first, so where the identity fits it is found."""
 
-    def __init__(self, reference: StateGraph, other: StateGraph, rv: _View, ov: _View):
+    def __init__(self, reference: StateGraph, other: StateGraph, rv: _View, ov: _View,
+                 sig_r: dict[str, dict[str, tuple]], sig_o: dict[str, dict[str, tuple]]):
         self.rv, self.ov, self.live = rv, ov, rv.live
         self.r_succ, self.o_succ = _adjacency(reference.edges), _adjacency(other.edges)
         self.r_pred, self.o_pred = _adjacency((b, a) for a, b in reference.edges), \
@@ -127,8 +131,7 @@ class _Search:
         self.r_nodes = list(reference.nodes)
         self.r_key = {r: tuple(rv.atoms[r][v] for v in self.live) for r in self.r_nodes}
         self.r_index = {k: r for r, k in self.r_key.items()}
-        self.sig_r = {v: _signatures(rv, reference, v) for v in self.live}
-        self.sig_o = {v: _signatures(ov, other, v) for v in self.live}
+        self.sig_r, self.sig_o = sig_r, sig_o
         self.order, self.anchor = _bfs(other, self.o_succ)
         self.phi: dict[str, dict[str, str]] = {v: {} for v in self.live}
         self.inv: dict[str, dict[str, str]] = {v: {} for v in self.live}
@@ -275,10 +278,11 @@ def relabeling(reference: StateGraph, other: StateGraph, cap: int = 1_000_000) -
     why = _shapes_match(rv, ov)
     if why:
         return Relabeling(DIFFERENT, why)
+    sig_r, sig_o = _signatures(rv, reference), _signatures(ov, other)
     for v in rv.live:
-        if sorted(_signatures(ov, other, v).values()) != sorted(_signatures(rv, reference, v).values()):
+        if sorted(sig_o[v].values()) != sorted(sig_r[v].values()):
             return Relabeling(DIFFERENT, f"{v}: no value bijection keeps the states' degrees")
-    search = _Search(reference, other, rv, ov)
+    search = _Search(reference, other, rv, ov, sig_r, sig_o)
     found, tried = search.run(cap)
     if found is None:
         return Relabeling(UNDECIDED, f"no map of states found within {cap} tries", tried=tried)
