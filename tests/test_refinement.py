@@ -516,3 +516,52 @@ def test_eight_labels_as_numbers_get_the_order_preserving_encoding():
     encs = encodings(r, g, subset=False)
     assert len(encs) == 1 and encs[0].pointwise
     assert dict(encs[0].pairs) == {i: Str(x) for i, x in enumerate(labels)}
+
+
+LK = textwrap.dedent("""\
+    ---- MODULE Lk ----
+    EXTENDS Naturals
+    CONSTANT Max
+    VARIABLES x, y
+    Inc == x < Max /\\ x' = x + 1 /\\ UNCHANGED y
+    Flip == y' = 1 - y /\\ UNCHANGED x
+    ====
+    """)
+LKH = textwrap.dedent("""\
+    ---- MODULE LkH ----
+    EXTENDS Lk
+    VARIABLE h
+    vars == <<x, y, h>>
+    Init == x = 0 /\\ y = 0 /\\ h = 0
+    Tog == h' = 1 - h /\\ UNCHANGED <<x, y>>
+    Next == (Inc /\\ UNCHANGED h) \\/ (Flip /\\ UNCHANGED h) \\/ Tog
+    Spec == Init /\\ [][Next]_vars /\\ WF_vars(Inc /\\ UNCHANGED h)
+    Done == <>(x = Max)
+    ====
+    """)
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("guard, passes", [("TRUE", True), ("x = 0", False)])
+def test_an_output_that_extends_the_references_module_of_variables_is_graded_by_refinement(
+        tool_config, tmp_path, guard, passes):
+    """LockHS's case (``EXTENDS Lock``, whose module declares the variables): the output
+    EXTENDS the reference's own ``Lk`` and keeps ``h`` as a boolean. Its ``x`` and ``y``
+    come from ``Lk``, which the checks also instantiate as the reference: staged as the
+    output's own, renamed with it, they no longer collide (the search never ran:
+    ``output_profile_failed``). The boolean copy passes by refinement only; one whose ``h``
+    moves only while ``x = 0`` fails both procedures."""
+    ref = Reference(task_id="t.LkH.LkH", condition="original", files={"Lk.tla": LK, "LkH.tla": LKH},
+                    system_module="LkH", model_module="LkH", cfg_text=CFG.replace("INVARIANT TypeOK\n", ""),
+                    wrapper_module=None, author_modules=("Lk", "LkH"))
+    out = LKH.replace("h = 0", "h = FALSE").replace("h' = 1 - h", f"{guard} /\\ h' = ~h")
+    runner = ToolRunner(tool_config, tmp_path)
+    paper = BehaviorGrader(ref, runner, mappings="renaming").grade(OutputSide({"LkH": out}, "LkH"))
+    refined = BehaviorGrader(ref, runner).grade(OutputSide({"LkH": out}, "LkH"))
+    assert not paper.passed, paper.reason
+    assert refined.passed is passes, (refined.reason, refined.error_text, refined.attempts)
+    if passes:
+        assert refined.method == "refinement_mapping" and refined.mapping["leaves"], refined.mapping
+    else:
+        assert refined.reason.startswith(("forward_", "reverse_", "no_refinement_mapping")), refined.reason
+    assert BehaviorGrader(ref, runner).grade(OutputSide({"LkH": LKH}, "LkH")).passed

@@ -32,6 +32,7 @@ declared in the root. Model values a re-encoding names are root constants
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from dataclasses import dataclass
@@ -127,7 +128,7 @@ class Refiner:
         mapping.update({g: r for r, g in cm.items()})
         mapping.update({g: g_name(g) for g in g_vars})
         try:
-            files, model = gr._stage(self.out, mapping)
+            files, model = gr._stage(self._with_companions(g_vars), mapping)
         except RenameError as e:
             return f"name_capture: {e}"
         except Exception as e:  # a module tree-sitter cannot resolve
@@ -144,6 +145,28 @@ class Refiner:
         if isinstance(unbound, str):
             return unbound
         return Staged(files, model, dict(cm), list(g_vars), unbound)
+
+    def _with_companions(self, g_vars: list[str]):
+        """The output side with copies of the reference's author modules that its modules
+        EXTEND (transitively) and that declare one of its variables ``g_vars``: staged with
+        the output, they are renamed with it, so G's ``pc`` of LockHS's ``EXTENDS Lock`` is
+        not R's ``pc`` (the profile and the checks instantiate G beside R)."""
+        out, ref = self.out, self.gr.ref
+        wanted = set(g_vars)
+        extra: dict[str, str] = {}
+        todo = [m for t in out.modules.values() for m in module_info(t).extends]
+        while todo:
+            m = todo.pop()
+            text = ref.files.get(f"{m}.tla")
+            if m in out.modules or m in extra or m not in ref.author_modules or text is None:
+                continue
+            info = module_info(text)
+            if wanted & set(info.variables) or any(e in ref.author_modules for e in info.extends):
+                extra[m] = text
+                todo += info.extends
+        if not any(wanted & set(module_info(t).variables) for t in extra.values()):
+            return out
+        return dataclasses.replace(out, modules=dict(out.modules) | extra)
 
     def _spec_block(self, files: dict[str, str], model: str, g_vars: list[str]) -> tuple[str, str] | str:
         """(module, definitions) naming the output's ``I``, ``N``, ``v`` and fairness:
