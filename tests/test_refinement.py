@@ -409,11 +409,26 @@ def test_a_mapping_whose_steps_differ_is_not_sent_to_tlc():
     search = Search(r, g, subset=False)
     (m,) = list(search.matches())
     assert not search.steps_fit(m) and search.step_misfits == 1
-    assert search.step_witness == "[x = 0] -> [x = 2]"
-    assert "some step of the output is no step of the reference" in search.explain()
+    assert search.step_witness == "the output's [x = 0] -> [x = 2]"
+    assert "some step of the one is no step of the other" in search.explain()
     same = Search(r, Side(["x"], r_states, r_states[:1], edges=ring + ((1, 1),)), subset=False)
     assert all(same.steps_fit(m) for m in same.matches())  # a stutter of G maps to R's stutter
     assert Search(r, g, subset=True).steps_fit(m)  # a subset dump cannot tell
+
+
+def test_a_mapping_under_which_the_output_lacks_a_step_of_the_reference_is_not_sent_to_tlc():
+    # A mutant that lost a step and kept every state: the forward check's safety holds, its
+    # properties or the reverse check fail, under each mapping that fits the states.
+    # R steps 0 -> 1 -> 2 -> 0 and 0 -> 2; G lacks 0 -> 2 (and stutters at 1, which R need not)
+    states = [{"x": "0"}, {"x": "1"}, {"x": "2"}]
+    ring = ((0, 1), (1, 2), (2, 0))
+    r = Side(["x"], states, states[:1], edges=ring + ((0, 2),))
+    search = Search(r, Side(["x"], states, states[:1], edges=ring + ((1, 1),)), subset=False)
+    (m,) = list(search.matches())
+    assert not search.steps_fit(m) and search.step_misfits == 1
+    assert search.step_witness == "the reference's [x = 0] -> [x = 2]"
+    both = Search(r, Side(["x"], states, states[:1], edges=((0, 2),) + ring), subset=False)
+    assert all(both.steps_fit(m) for m in both.matches())  # the same steps, listed in another order
 
 
 

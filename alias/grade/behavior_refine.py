@@ -542,8 +542,8 @@ class Refiner:
             self.v.attempts.append(f"refinement search stopped after comparing {search.rows_compared:,} state "
                                    f"rows ({search.tried_pairs:,} pairs tried)")
         if search.step_misfits and found:
-            self.v.attempts.append(f"refinement search: {search.step_misfits} mappings not run by TLC (a step "
-                                   f"of the output maps to no step of the reference: {search.step_witness[:200]})")
+            self.v.attempts.append(f"refinement search: {search.step_misfits} mappings not run by TLC (their steps "
+                                   f"differ, first: {search.step_witness[:200]})")
         if not found and search.exhausted:
             self.v.error_text = (f"the refinement search compared {search.rows_compared:,} state rows "
                                  f"without finding a mapping and stopped")

@@ -556,11 +556,15 @@ class Search:
                     return
 
     def steps_fit(self, m: Match) -> bool:
-        """Whether every step of G's dump, mapped by ``m`` onto R's paired leaves, is a step of
-        R's dump or a stutter: necessary for the forward check (``[][Next]_vars`` of R) where
-        both dumps hold every reachable state and step and the state sets must be equal (not
-        ``subset``). True where the dumps cannot tell; a misfit is counted
-        (``step_misfits``) and the first one kept (``step_witness``)."""
+        """Whether the steps of the two dumps, mapped by ``m`` onto R's paired leaves, are the
+        same up to stuttering: every step of G's a step of R's or a stutter (necessary for
+        the forward check, ``[][Next]_vars`` of R), and every step of R's that moves the
+        paired leaves the image of a step of G's (necessary for the reverse check: a behavior
+        of R is a behavior of G under the mapping; a mutant that lost a step but kept every
+        state fits the states and the first condition under every mapping). Only where both
+        dumps hold every reachable state and step (not ``subset``); True where the dumps
+        cannot tell. A misfit is counted (``step_misfits``) and the first one kept
+        (``step_witness``)."""
         if self.subset or not (self.r.reachable and self.g.reachable and self.r.edges and self.g.edges):
             return True
         flags = [self._parsed_pair(p.r, p.g, p.enc) for p in m.pairs]
@@ -569,17 +573,24 @@ class Search:
         if any(c is None for c in rc + gc):
             return True
         rt, gt = list(zip(*rc)), list(zip(*gc))
-        r_steps = {(rt[i], rt[j]) for i, j in self.r.edges}
-        for i, j in self.g.edges:
-            if gt[i] != gt[j] and (gt[i], gt[j]) not in r_steps:
+        r_steps = [(rt[i], rt[j]) for i, j in self.r.edges if rt[i] != rt[j]]
+        g_steps = [(gt[i], gt[j]) for i, j in self.g.edges if gt[i] != gt[j]]
+        for steps, other, whose in ((g_steps, set(r_steps), "the output's"),
+                                    (r_steps, set(g_steps), "the reference's")):
+            missing = next((s for s in steps if s not in other), None)  # the dump's order: one witness
+            if missing is not None:
                 self.step_misfits += 1
                 if not self.step_witness:
-                    leaves = [str(p.r) for p in m.pairs]
-                    show = lambda t: ", ".join(f"{n} = {to_tla(v, str) if not isinstance(v, str) else v}"  # noqa: E731
-                                               for n, v in zip(leaves, t))
-                    self.step_witness = f"[{show(gt[i])}] -> [{show(gt[j])}]"
+                    self.step_witness = f"{whose} {self._show_step(m, missing)}"
                 return False
         return True
+
+    @staticmethod
+    def _show_step(m: Match, step: tuple) -> str:
+        leaves = [str(p.r) for p in m.pairs]
+        show = lambda t: ", ".join(f"{n} = {to_tla(v, str) if not isinstance(v, str) else v}"  # noqa: E731
+                                   for n, v in zip(leaves, t))
+        return f"[{show(step[0])}] -> [{show(step[1])}]"
 
     def explain(self) -> str:
         """Why no mapping fits, from the dumps: the first reference variable no output leaf
@@ -598,8 +609,8 @@ class Search:
             return (f"no output variable, field or encoding takes the values of reference variable {v} "
                     f"(values {show(self.r, v, False)}, initially {show(self.r, v, True)}{there})")
         if self.step_misfits:
-            return (f"under each of the {self.step_misfits} mappings whose states fit, some step of the output "
-                    f"is no step of the reference (first: {self.step_witness[:300]})")
+            return (f"under each of the {self.step_misfits} mappings whose states fit, some step of the one "
+                    f"is no step of the other (first: {self.step_witness[:300]})")
         if self.shortfall is not None:
             need, fit = self.shortfall
             return (f"the reference's {need} variables and fields need distinct output counterparts, but the "
