@@ -92,6 +92,22 @@ def test_search_tries_the_field_of_the_same_name_before_a_whole_variable():
     assert first.describe()["leaves"] == {"b": "st.b", "c": "st.c", "a": "a"}
 
 
+def test_a_tuple_component_is_never_read_as_another_component():
+    """YoYoAllGraphs: ``active`` and ``phase`` hold one component per node, alike, so every
+    permutation of the components of each fits the states, and the 1,000 mappings of the
+    cap went to TLC for each negative. A component is read only as the same component, as
+    a number is read only as itself (a whole variable may still be a component)."""
+    rows = [("<<0, 0, 1>>", "<<1, 0, 0>>"), ("<<0, 1, 0>>", "<<0, 1, 0>>"), ("<<1, 0, 0>>", "<<0, 0, 1>>"),
+            ("<<1, 1, 0>>", "<<0, 1, 1>>")]
+    states = [{"a": a, "b": b} for a in (x for x, _ in rows) for b in (y for _, y in rows)]
+    r, g = Side(["a", "b"], states, states), Side(["a", "b"], states, states)
+    found = [m.describe()["leaves"] for m in Search(r, g, subset=False).matches()]
+    assert found[0] == {"a": "a", "b": "b"}
+    cut = [m for m in found if "a[1]" in m or "b[1]" in m]
+    assert cut and all(v.endswith(k[k.index("["):]) for m in cut for k, v in m.items() if "[" in k), cut
+    assert len(found) <= 8, found
+
+
 def test_search_splits_a_merged_record_with_more_values_than_five_thousand():
     """TLA+-Bench 1579's merged-record control: one record of all of R's variables has a
     value per reachable state (5,510); the search parsed at most 5,000 distinct values of

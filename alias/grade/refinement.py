@@ -217,6 +217,16 @@ def _renumbered(g: Value, r: Value) -> bool:
     return type(g) is int and type(r) is int and g != r
 
 
+def _reindexed(a: Leaf, b: Leaf) -> bool:
+    """A tuple component read as another component (R's ``active[3]`` from G's
+    ``active[5]``): the elements (processes, nodes) renumbered, which the grammar leaves
+    out as it leaves out a number read as another (:func:`_renumbered`). Where the
+    components are alike every permutation fits the dumps, one per component variable:
+    YoYoAllGraphs's mutants each ran the 1,000 mappings of the cap through TLC (40-50 min
+    each cold), every one failing."""
+    return bool(a.path and b.path) and a.path[0] == b.path[0] in (INDEX, MAP_INDEX) and a.path[1] != b.path[1]
+
+
 def _bijections_of(g: list[Value], r: list[Value]) -> Iterator[tuple]:
     """Bijections G atoms -> R atoms (``len(g) >= len(r)``; surplus G atoms only where R's
     dump is a subset): an atom both sides use stays itself and the others are permuted
@@ -487,7 +497,7 @@ class Search:
         out = []
         rpos = self.r.variables.index(a.var)
         for gpos, gv in enumerate(self.g.variables):
-            for leaf in [x for opt in self.g_opts[gv] for x in opt]:
+            for leaf in [x for opt in self.g_opts[gv] for x in opt if not _reindexed(a, x)]:
                 for enc in self._pair_encodings(a, leaf):
                     if not self._fits([Pair(a, leaf, enc)], initial=True):
                         continue
