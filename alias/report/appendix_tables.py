@@ -277,13 +277,22 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files: dict[str, str] = {}
     note = (f"Rates in percent, decreases (original - random) in percentage points with 95% bootstrap CIs "
             f"from {n_resamples} resamples of tasks (seed {seed}); permutation tests with {n_resamples} "
             "permutations.\n\n")
-
+    boot = {"n_resamples": n_resamples, "seed": seed}
     marked = known_name_tasks(db)
-    tm = table_m_known_names(db, n_resamples=n_resamples, seed=seed)
+    p_m, tm = _write_table_m(db, out, marked, note, boot)
+    p_n, rates, expo = _write_table_n(db, out, note, boot)
+    p_l, tl = _write_table_l(db, out, boot)
+    files = {p.name: str(p) for p in (p_m, p_n, p_l)}
+    metrics = {f"known_name_tasks_{r['list_name']}": int(r["marked"]) for _, r in marked.iterrows()}
+    return {"files": files, "metrics": metrics, "tables": {"M": tm, "N": rates, "N_exposure": expo, "L": tl}}
+
+
+def _write_table_m(db, out: Path, marked: pd.DataFrame, note: str, boot: dict) -> tuple[Path, pd.DataFrame]:
+    """Appendix M's file; returns its path and the table."""
+    tm = table_m_known_names(db, **boot)
     terms = query("SELECT task_id, list_name, matched_terms FROM v_known_names WHERE marked "
                   "ORDER BY list_name DESC, task_id", db)
     p = out / "table_M_known_names.md"
@@ -295,10 +304,13 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
                  + to_markdown(format_table_m(tm))
                  + "\n## Marked tasks\n\n" + (to_markdown(terms) if len(terms) else "none\n")
                  + "\n" + sources_markdown(db))
-    files[p.name] = str(p)
+    return p, tm
 
+
+def _write_table_n(db, out: Path, note: str, boot: dict) -> tuple[Path, pd.DataFrame, pd.DataFrame]:
+    """Appendix N's file; returns its path, the rates and the Experiment 2 rows."""
     shares = truncation_shares(db)
-    rates, expo = table_n_truncation(db, n_resamples=n_resamples, seed=seed)
+    rates, expo = table_n_truncation(db, **boot)
     rates_fmt = []
     for _, r in rates.iterrows():
         c = _stat_cells(r)
@@ -325,16 +337,16 @@ def write_appendix_reports(db: str | Path, out_dir: str | Path, *, n_resamples: 
                  + "\n## Experiment 2 on the tasks with no truncated output (either model of the arm)\n\n"
                  + (to_markdown(pd.DataFrame(expo_fmt)) if expo_fmt else "no data\n")
                  + "\n" + sources_markdown(db))
-    files[p.name] = str(p)
+    return p, rates, expo
 
-    tl = table_l_continuation(db, n_resamples=n_resamples, seed=seed)
+
+def _write_table_l(db, out: Path, boot: dict) -> tuple[Path, pd.DataFrame]:
+    """Appendix L's file; returns its path and the table."""
+    tl = table_l_continuation(db, **boot)
     p = out / "table_L_continuation.md"
     p.write_text("# Appendix L: file continuation\n\n"
                  "Longest run of TLA+ tokens a continuation shares with the real rest of the file (comments and "
                  "separator lines removed), on the original file and on its renamed copy; decreases are the "
                  "same model's name-grade decreases (points).\n\n" + to_markdown(format_table_l(tl))
                  + "\n" + sources_markdown(db))
-    files[p.name] = str(p)
-
-    metrics = {f"known_name_tasks_{r['list_name']}": int(r["marked"]) for _, r in marked.iterrows()}
-    return {"files": files, "metrics": metrics, "tables": {"M": tm, "N": rates, "N_exposure": expo, "L": tl}}
+    return p, tl

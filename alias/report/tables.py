@@ -47,12 +47,36 @@ def write_reports(db: str | Path, out: Path) -> dict:
     k1 = query('SELECT "set", n, used_for FROM v_table_k1', db)
     c1 = query("SELECT * FROM v_table_c1", db)
     per_task = query("SELECT * FROM v_hidden_names_per_task ORDER BY task_id", db)
+    mismatch = query("SELECT * FROM v_manifest_mismatch ORDER BY task_id", db)
+    ids = query("SELECT n_renamed FROM v_identifiers_per_task", db)
+    _write_task_tables(db, out, k1, c1, per_task, mismatch)
+    j1, counts = _write_table_j1(db, out)
+    ran = int(counts.controlled_tasks.iloc[0]) > 0
+    metrics = {
+        "test_set_tasks": int(k1.loc[k1["set"].str.contains("test set"), "n"].iloc[0]),
+        "candidate_tasks": int(k1.loc[k1["set"].str.startswith("Candidate"), "n"].iloc[0]),
+        "tasks_with_hidden_name": int((per_task.n_hidden > 0).sum()),
+        "hidden_names": int(per_task.n_hidden.sum()),
+        "renamed_identifiers": int(c1.renamed.sum()),
+        "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
+        "manifest_mismatches": len(mismatch),
+        "grader_self_accepted": int(j1.passed.iloc[0]) if len(j1) and int(j1.n.iloc[0]) else None,
+        "grader_eligible": int(counts.eligible.iloc[0]) if ran else None,
+        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and ran else None,
+        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and ran else None,
+        "grader_hard_negatives_kept": int(j1.n.iloc[4]) if len(j1) > 4 and ran else None,
+        "grader_hard_negatives_accepted": int(j1.passed.iloc[4]) if len(j1) > 4 and ran else None,
+    }
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
+    return metrics
+
+
+def _write_task_tables(db, out: Path, k1: pd.DataFrame, c1: pd.DataFrame, per_task: pd.DataFrame,
+                       mismatch: pd.DataFrame) -> None:
+    """``table_K1.md``, ``table_C1.md``, ``hidden_names.md`` and ``excluded.md``."""
     by_kind = query("SELECT * FROM v_hidden_names_by_kind ORDER BY n_hidden DESC, cfg_kind", db)
     excluded = query("SELECT stage, reason, count(*) AS n FROM v_excluded GROUP BY ALL ORDER BY stage, n DESC, reason", db)
     excluded_all = query("SELECT * FROM v_excluded ORDER BY stage, reason, task_id", db)
-    mismatch = query("SELECT * FROM v_manifest_mismatch ORDER BY task_id", db)
-    ids = query("SELECT n_renamed FROM v_identifiers_per_task", db)
-
     (out / "table_K1.md").write_text("# Table K.1: task counts\n\n" + to_markdown(k1))
     total = pd.DataFrame([{"category": "total", "renamed": int(c1.renamed.sum()), "renamed_pct": 100.0 if c1.renamed.sum() else None,
                            "hidden": int(c1.hidden.sum()), "hidden_pct": 100.0 if c1.hidden.sum() else None}])
@@ -75,13 +99,16 @@ def write_reports(db: str | Path, out: Path) -> dict:
         "# Excluded candidates\n\n" + to_markdown(excluded) + "\n## Every excluded candidate\n\n"
         + to_markdown(excluded_all) + "\n## Manifest mismatches (test set)\n\n"
         + (to_markdown(mismatch) if len(mismatch) else "none\n"))
+
+
+def _write_table_j1(db, out: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``table_J1.md``; returns ``v_table_j1`` and ``v_control_counts``."""
     j1 = query("SELECT control, expected, n, passed, tasks FROM v_table_j1", db)
     counts = query("SELECT * FROM v_control_counts", db)
     failures = query("SELECT task_id, kind, reason, maps_tried FROM v_grader_failures", db)
     errors = query("SELECT * FROM v_control_errors", db)
     hardneg = query("SELECT * FROM v_hard_negatives", db)
-    ran = int(counts.controlled_tasks.iloc[0]) > 0   # the controls stage saw at least one task
-    if not ran:
+    if int(counts.controlled_tasks.iloc[0]) == 0:   # the controls stage saw no task
         j1_text = "# Table J.1: validation of the behavior-based grade\n\nno data: the controls stage has not run\n"
     else:
         c = counts.iloc[0]
@@ -99,23 +126,7 @@ def write_reports(db: str | Path, out: Path) -> dict:
             + (to_markdown(failures) if len(failures) else "none\n")
             + "\n## Controls graded wrongly\n\n" + (to_markdown(errors) if len(errors) else "none\n"))
     (out / "table_J1.md").write_text(j1_text)
-    metrics = {
-        "test_set_tasks": int(k1.loc[k1["set"].str.contains("test set"), "n"].iloc[0]),
-        "candidate_tasks": int(k1.loc[k1["set"].str.startswith("Candidate"), "n"].iloc[0]),
-        "tasks_with_hidden_name": with_hidden,
-        "hidden_names": hidden_total,
-        "renamed_identifiers": int(c1.renamed.sum()),
-        "median_renamed_per_task": float(ids.n_renamed.median()) if len(ids) else None,
-        "manifest_mismatches": len(mismatch),
-        "grader_self_accepted": int(j1.passed.iloc[0]) if len(j1) and int(j1.n.iloc[0]) else None,
-        "grader_eligible": int(counts.eligible.iloc[0]) if ran else None,
-        "grader_mutants_kept": int(j1.n.iloc[3]) if len(j1) > 3 and ran else None,
-        "grader_mutants_accepted": int(j1.passed.iloc[3]) if len(j1) > 3 and ran else None,
-        "grader_hard_negatives_kept": int(j1.n.iloc[4]) if len(j1) > 4 and ran else None,
-        "grader_hard_negatives_accepted": int(j1.passed.iloc[4]) if len(j1) > 4 and ran else None,
-    }
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True) + "\n")
-    return metrics
+    return j1, counts
 
 
 def _hard_negatives_text(counts, by_operator: pd.DataFrame) -> str:
