@@ -30,7 +30,8 @@ outputs against their references (behavior per output vs name per output).
     python benchmarks/grade.py                                   # the full release (about 25 min)
     python benchmarks/grade.py --ids tests/fixtures/tlabench_ids.json --tlc-timeout 60
     python benchmarks/grade.py --levers --dask 2 --data pipelines/tlabench/data --json out.json
-    python benchmarks/grade.py --paper-only --data pipelines/tlabench/data --regimes default,cfgaware
+    python benchmarks/grade.py --paper-only --data pipelines/tlabench/data --regimes default,cfgaware \\
+        --sample 24 --seed 33                                    # the speed figures' 85 outputs
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import argparse
 import dataclasses
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -79,10 +81,20 @@ def load_setting(ids: str = "") -> tuple[Path, tuple[str, ...], Path, list[str],
     return release, library, jar, models, overrides
 
 
-def outputs(release: Path, models: list[str], ids: str = "", regimes: tuple[str, ...] = ("default",)) -> list[dict]:
+def drawn_ids(release: Path, n: int, seed: int) -> list[str]:
+    """``n`` spec ids of the release's ``eval100.jsonl``, drawn with ``random.Random(seed)``
+    from their sorted string forms (``--sample 24 --seed 33`` is the sample of the
+    measurements' speed figures: 85 outputs of both regimes in the test set)."""
+    ids = sorted({str(json.loads(line)["spec_id"]) for line in
+                  (release / "eval100.jsonl").read_text().splitlines() if line.strip()})
+    return random.Random(seed).sample(ids, n)
+
+
+def outputs(release: Path, models: list[str], ids: str = "", regimes: tuple[str, ...] = ("default",),
+            keep: set[str] | None = None) -> list[dict]:
     """One sample row per released generation of each regime (of the spec ids in the JSON
-    list ``ids``); the model column names the regime where there are several."""
-    keep = set(json.loads(Path(ids).read_text())) if ids else None
+    list ``ids``, or in ``keep``); the model column names the regime where there are several."""
+    keep = set(json.loads(Path(ids).read_text())) if ids else keep
     rows = []
     for regime in regimes:
         records, _missing = generation_records(release / "outputs", regime, models)
@@ -241,7 +253,8 @@ def run(args) -> dict:
     """Every measurement of the module docstring; the numbers as a dict."""
     release, library, jar, models, overrides = load_setting()
     pool = staging_pool(release)
-    released = outputs(release, models, args.ids, tuple(args.regimes.split(",")))
+    drawn = set(drawn_ids(release, args.sample, args.seed)) if args.sample else None
+    released = outputs(release, models, args.ids, tuple(args.regimes.split(",")), keep=drawn)
     samples = [s for s in released if s["task_id"] in pool[1]]  # 577: no gold file to stage beside
     compat = CompatGrader(pool[0], pool[1], args.sany_timeout, args.tlc_timeout)
     tools = ToolConfig(jar=jar, library=library, timeout_s=args.tlc_timeout, memory_mb=args.memory_mb,
@@ -338,6 +351,8 @@ def paper_lines(p: dict) -> list[str]:
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ids", default="", help="JSON list of spec ids (default: all)")
+    ap.add_argument("--sample", type=int, default=0, help="draw this many spec ids instead (with --seed)")
+    ap.add_argument("--seed", type=int, default=33, help="seed of --sample")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--sany-timeout", type=float, default=60)
     ap.add_argument("--tlc-timeout", type=float, default=300)

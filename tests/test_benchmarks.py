@@ -36,6 +36,17 @@ def test_grade_benchmark_on_the_fixture(tmp_path, capsys):
     assert "(a) naive" in out and "verdict differences, naive vs ALIAS: 0" in out
 
 
+@pytest.mark.skipif(not RELEASE.is_dir(), reason="needs ../shared/corpus/tlabench-release")
+def test_the_speed_sample_is_drawn_again_from_its_seed():
+    bench = _bench()
+    ids = bench.drawn_ids(RELEASE, 24, 33)
+    assert len(set(ids)) == 24 and ids == bench.drawn_ids(RELEASE, 24, 33)
+    assert {"1568", "1578", "1600", "784"} <= set(ids)      # the outputs the speed figures name
+    rows = bench.outputs(RELEASE, ["claude-opus-4-5", "gemini-2-5-pro"], regimes=("default", "cfgaware"),
+                         keep=set(ids))
+    assert {r["task_id"] for r in rows} <= set(ids) and len(rows) == 89   # 85 of them in the test set
+
+
 def test_the_verify_ratio_ceiling_is_the_cores_over_the_cores_one_process_keeps_busy(monkeypatch):
     verify = _bench("verify")
     monkeypatch.setattr(verify.os, "cpu_count", lambda: 2)
