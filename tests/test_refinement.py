@@ -11,8 +11,8 @@ import pytest
 from alias.corpus.testset import Reference
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
-from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Search, Side, encodings, max_matching,
-                                    to_refinement)
+from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Search, Side, complete_levels, encodings,
+                                    max_matching, to_refinement)
 from alias.tla.extract import extract_module
 from alias.tla.values import Bool, Fcn, ModelValue, Rec, Seq, Str, parse_value, to_tla
 
@@ -106,6 +106,40 @@ def test_a_tuple_component_is_never_read_as_another_component():
     cut = [m for m in found if "a[1]" in m or "b[1]" in m]
     assert cut and all(v.endswith(k[k.index("["):]) for m in cut for k, v in m.items() if "[" in k), cut
     assert len(found) <= 8, found
+
+
+def _counter_side(names: tuple[str, str], cut: bool) -> Side:
+    """Two counters from 0: the first counts to 3, the second stays (a chain of 4 states);
+    ``cut``: the dump held its first 3 states only, as a dump cut at its state limit."""
+    states = [{names[0]: str(k), names[1]: "0"} for k in range(4)]
+    edges = [(k, k + 1) for k in range(3)]
+    if not cut:
+        return Side(list(names), states, states[:1], True, tuple(edges)).with_prefix(
+            complete_levels(states, [0], edges, cut=False))
+    shown = states[:3]
+    return Side(list(names), shown[:1], shown[:1], reachable=False).with_prefix(
+        complete_levels(shown, [0], edges[:2], cut=True))
+
+
+def test_a_cut_dump_still_prunes_by_its_first_levels():
+    """TLA+-Bench 1105 (four counters, all 0 at first; the reference's dump over its
+    limits): on initial states alone every permutation of alike counters fits, and each
+    went to TLC (1,000 runs per mutant). The states the output reaches in d steps must map
+    to states the reference reaches in at most d (the forward check's necessary condition),
+    on the levels both dumps hold whole."""
+    assert complete_levels([{"a": "0"}, {"a": "1"}, {"a": "2"}], [0], [(0, 1), (1, 2)], cut=True)[2] == 1
+    assert complete_levels([{"a": "0"}, {"a": "1"}], [0], [], cut=False) is None   # a state no path reaches
+    for r_cut, g_cut in ((True, False), (False, True), (True, True)):
+        r, g = _counter_side(("a", "b"), r_cut), _counter_side(("x", "y"), g_cut)
+        found = [m.describe()["leaves"] for m in Search(r, g, subset=False).matches()]
+        assert found == [{"a": "x", "b": "y"}], (r_cut, g_cut, found)
+        # a cfg that restricts R's exploration: R's levels bound nothing, both fit
+        found = [m.describe()["leaves"] for m in Search(r, g, subset=True).matches()]
+        assert len(found) == 2, (r_cut, g_cut, found)
+    blind = lambda s: Side(s.variables, s.states, s.initial, s.reachable, s.edges)   # noqa: E731
+    found = list(Search(blind(_counter_side(("a", "b"), True)), blind(_counter_side(("x", "y"), False)),
+                        subset=False).matches())
+    assert len(found) == 2          # without the levels: both permutations fit the initial states
 
 
 def test_search_splits_a_merged_record_with_more_values_than_five_thousand():

@@ -527,9 +527,11 @@ class BehaviorGrader:
         g = self._dump(files, PROFILE_REF, text, flags, "profile_reference", profile=True)
         side = None if g is None else br.graph_side(g, names)
         if side is None:
+            prefix = self.dump_prefix
             init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
                                     None if self.cfg.specification else self.cfg.init, profile=True)
-            side = None if init is None else br.graph_side(init, names, reachable=False)
+            side = None if init is None else br.graph_side(init, names, reachable=False).with_prefix(
+                br.renamed_levels(prefix, names))
         return side
 
     def _positional_spec(self, g_texts: list[str], model: str, files: dict[str, str]):
@@ -761,10 +763,14 @@ class BehaviorGrader:
         #: variable -> the distinct value texts of a profile cut at its state limit (the
         #: first states TLC found), where it has at most ``PROFILE_VALUES_LIMIT`` of them
         self.dump_values: dict[str, list[str]] | None = None
-        if hit is not None and not (profile and hit.get("kind") == "too_large" and "values" not in hit):
+        #: the complete breadth-first levels of a profile cut at its state limit,
+        #: ``[states, levels, depth]`` (:func:`alias.grade.refinement.complete_levels`)
+        self.dump_prefix: list | None = None
+        if hit is not None and not (profile and hit.get("kind") == "too_large" and "prefix" not in hit):
             self.runner._record(Call("tlc", key, hit.get("kind", "success"), True, 0.0, purpose))
             if hit.get("kind") != "success":
                 self.dump_error, self.dump_values = hit.get("error"), hit.get("values")
+                self.dump_prefix = hit.get("prefix")
                 return None
             return self.sg.StateGraph(nodes=hit["nodes"], edges=[tuple(e) for e in hit["edges"]],
                                       initial=hit["initial"])
@@ -775,6 +781,7 @@ class BehaviorGrader:
                                  purpose))
         if ok and profile and len(g.nodes) >= br.PROFILE_MAX_STATES:
             self.dump_values = br.few_values(g.nodes.values(), br.PROFILE_VALUES_LIMIT)
+            self.dump_prefix = br.cut_levels(g)
             ok, g = False, self.sg.DumpFailure("too_large", "the profile's state limit", tlc)
         if ok:
             self.runner.store_extra(key, {"kind": "success", "nodes": g.nodes, "edges": g.edges,
@@ -784,7 +791,7 @@ class BehaviorGrader:
         if g.kind not in ("timeout", "crash"):
             entry = {"kind": g.kind, "error": self.dump_error}
             if profile and g.kind == "too_large":
-                entry["values"] = self.dump_values or {}
+                entry["values"], entry["prefix"] = self.dump_values or {}, self.dump_prefix
             self.runner.store_extra(key, entry)
         return None
 

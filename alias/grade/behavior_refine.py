@@ -37,7 +37,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from alias.grade.refinement import Match, Refinement, Search, Side, to_refinement
+from alias.grade.refinement import Match, Refinement, Search, Side, complete_levels, to_refinement
 from alias.grade.specshape import append_definitions, definition_block, fairness_block
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
@@ -409,14 +409,15 @@ class Refiner:
         return reason
 
     # ------------------------------------------------------------------ profiles
-    def profile(self, st: Staged, reachable: bool = True) -> Side | None:
+    def profile(self, st: Staged, reachable: bool = True, levels: bool = False) -> Side | None:
         """The output's states from a dump of G alone (R's variables held at a dummy
         value; the cfg's symmetry and view dropped; of its constraints, those that mention
         no reference variable, and where the others mention R's variables, the output's own
         definitions of the same names): every reachable state within the profile limits
         (with ``reachable``: R's dump holds its reachable states), else only the initial
-        states, with the values a dump cut at its limit saw (:attr:`Side.values`); None
-        when TLC cannot run the output."""
+        states, with the values a dump cut at its limit saw (:attr:`Side.values`) and the
+        complete breadth-first levels of that dump (also with ``levels``: R's dump, cut,
+        holds its first levels); None when TLC cannot run the output."""
         gr = self.gr
         rv = list(gr.r_vars)
         gv = [g_name(g) for g in st.g_vars]
@@ -427,25 +428,33 @@ class Refiner:
                 "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
                 "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
         back = {g_name(g): g for g in st.g_vars}
-        values = None
-        if reachable:
+        values, prefix = None, None
+        if reachable or levels:
             # G's own definitions of the cfg's constraints on R's variables bound it;
-            # lacking them, G unbounded (R's states then a subset of its, if it ends)
+            # lacking them, G unbounded (R's states then a subset of its, if it ends).
+            # Its levels are then not G's alone: the search reads them only where R's
+            # exploration is unrestricted
             own = self._own_constraints(st) if gr.constrained else None
             lines, cons, acts = own or ([], [], [])
             files, c = self._root(st, PROFILE, None, body + lines)
             self._profile_cfg(c, ["AliasProfileCap"] + gr.variable_free_constraints() + cons, acts)
             full = self._side(files, PROFILE, c, back, "profile_output")
-            if full is not None:
+            if full is not None and reachable:
                 return full
-            values = {back[k]: v for k, v in (gr.dump_values or {}).items() if k in back} or None
-            if values is None and gr.dump_error is None:  # over the limit in bytes: a shorter cut
-                values = self._cut_values(st, body + lines, c, back)
+            if full is not None:
+                prefix = (full.prefix, full.prefix_levels, full.prefix_depth) if full.prefix_depth >= 0 else None
+            else:
+                prefix = renamed_levels(gr.dump_prefix, back)
+            if full is None and reachable:
+                values = {back[k]: v for k, v in (gr.dump_values or {}).items() if k in back} or None
+                if values is None and gr.dump_error is None:  # over the limit in bytes: a shorter cut
+                    values = self._cut_values(st, body + lines, c, back)
         files, c = self._root(st, PROFILE, None, body)
         self._profile_cfg(c, ["AliasProfileCap"] + gr.variable_free_constraints(), ["AliasPNoStep"])
         initial = self._side(files, PROFILE, c, back, "profile_output_initial", reachable=False)
         if initial is not None:
             initial.values = values
+            initial.with_prefix(prefix)
         return initial
 
     def _cut_values(self, st: Staged, body: list[str], c, back: dict[str, str]) -> dict[str, list[str]] | None:
@@ -512,7 +521,8 @@ class Refiner:
             # G alone has no state constraint of R's: where R needs one that mentions its
             # variables, G's own definitions of the cfg's names bound G's dump; failing
             # them (or where R's own dump is too large), G's initial states prune
-            g_side = self.profile(st, reachable=r_side.reachable)
+            g_side = self.profile(st, reachable=r_side.reachable,
+                                  levels=r_side.prefix_depth >= 0 and not self.gr.restricted_exploration)
             if g_side is None:
                 reason = reason or "output_profile_failed"
                 continue
@@ -643,12 +653,34 @@ def few_values(states, limit: int) -> dict[str, list[str]]:
 
 def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
     """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
-    name; others dropped), values as TLC's texts."""
+    name; others dropped), values as TLC's texts; a whole (``reachable``) graph's
+    breadth-first levels as its prefix."""
     states = {nid: {names[k]: x for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
     index = {nid: i for i, nid in enumerate(states)}
     edges = tuple((index[a], index[b]) for a, b in g.edges if a in index and b in index) if reachable else ()
-    return Side(list(names.values()), list(states.values()), [states[i] for i in g.initial if i in states],
-                reachable, edges)
+    rows = list(states.values())
+    side = Side(list(names.values()), rows, [states[i] for i in g.initial if i in states], reachable, edges)
+    if reachable:
+        side.with_prefix(complete_levels(rows, [index[i] for i in g.initial if i in index], edges, cut=False))
+    return side
+
+
+def cut_levels(g) -> list | None:
+    """``[states, levels, depth]`` of the complete breadth-first levels of a state graph
+    cut at a state limit (staged names; JSON-ready), or None."""
+    index = {nid: i for i, nid in enumerate(g.nodes)}
+    edges = [(index[a], index[b]) for a, b in g.edges if a in index and b in index]
+    got = complete_levels(list(g.nodes.values()), [index[i] for i in g.initial if i in index], edges, cut=True)
+    return None if got is None else [got[0], got[1], got[2]]
+
+
+def renamed_levels(prefix: list | None, names: dict[str, str]) -> tuple | None:
+    """:func:`cut_levels`' ``[states, levels, depth]`` with the variables renamed by
+    ``names`` (staged name -> name; others dropped), as :meth:`Side.with_prefix` takes it."""
+    if not prefix:
+        return None
+    states, levels, depth = prefix
+    return [{names[k]: x for k, x in s.items() if k in names} for s in states], list(levels), int(depth)
 
 
 def constant_maps(r_consts: list[str], g_consts: list[str], limit: int = 24):

@@ -266,6 +266,55 @@ class Side:
     #: (R's reachable values; the first states of G's dump cut at its limit): re-encodings
     #: of values the initial states do not show are learnt from them
     values: dict[str, list[str]] | None = None
+    #: the states of the first ``prefix_depth + 1`` breadth-first levels (initial states:
+    #: level 0), every one of them (TLC's single-worker search explores level by level, so
+    #: a dump cut at its state limit holds each level before the one it was cut in); -1
+    #: where nothing beyond ``states`` is known
+    prefix: list[dict[str, str]] = field(default_factory=list)
+    prefix_levels: list[int] = field(default_factory=list)
+    prefix_depth: int = -1
+
+    def with_prefix(self, levels: tuple[list[dict[str, str]], list[int], int] | None) -> "Side":
+        """This side with the complete levels ``(states, their levels, depth)`` of a dump
+        (:func:`complete_levels`) as its prefix (unchanged for None)."""
+        if levels is not None:
+            self.prefix, self.prefix_levels, self.prefix_depth = levels
+        return self
+
+
+def bfs_levels(n: int, initial: Sequence[int], edges: Sequence[tuple[int, int]]) -> list[int]:
+    """Breadth-first level of each of ``n`` states (indices) from the ``initial`` ones over
+    ``edges``; -1 for a state no edge path reaches."""
+    succ: dict[int, list[int]] = {}
+    for a, b in edges:
+        succ.setdefault(a, []).append(b)
+    level = [-1] * n
+    frontier = [i for i in dict.fromkeys(initial)]
+    for i in frontier:
+        level[i] = 0
+    while frontier:
+        nxt = []
+        for a in frontier:
+            for b in succ.get(a, ()):
+                if level[b] < 0:
+                    level[b] = level[a] + 1
+                    nxt.append(b)
+        frontier = nxt
+    return level
+
+
+def complete_levels(states: list[dict[str, str]], initial: Sequence[int], edges: Sequence[tuple[int, int]],
+                    *, cut: bool) -> tuple[list[dict[str, str]], list[int], int] | None:
+    """``(states of the complete levels, their levels, deepest complete level)`` of a dump:
+    every level of a whole dump; of one ``cut`` at a state limit, every level before the
+    deepest it reached (that one may lack states). None where no level is known complete."""
+    level = bfs_levels(len(states), initial, edges)
+    deepest = max(level, default=-1)
+    depth = deepest - 1 if cut else deepest
+    if depth < 0 or (not cut and min(level, default=0) < 0):
+        return None
+    keep = [i for i, lv in enumerate(level) if 0 <= lv <= depth]
+    return [states[i] for i in keep], [level[i] for i in keep], depth
 
 
 @dataclass(frozen=True)
@@ -382,6 +431,13 @@ class Search:
 
     def __init__(self, r: Side, g: Side, *, subset: bool, joint_limit: int = 50_000,
                  budget: int = SEARCH_BUDGET_ROWS):
+        # where a dump is cut, the first levels of both still bound the mapping: every
+        # state G reaches in d steps maps to one R reaches in at most d (necessary for
+        # the forward check), unless the cfg restricts R's exploration (``subset``)
+        self.prefix_d = (min(r.prefix_depth, g.prefix_depth)
+                         if not subset and not (r.reachable and g.reachable) else -1)
+        self._prefix_rows = {k: [x for x, lv in zip(side.prefix, side.prefix_levels) if lv <= self.prefix_d]
+                             for k, side in (("r", r), ("g", g))} if self.prefix_d >= 0 else {}
         if r.reachable and not g.reachable:
             # G's dump has only its initial states (over its limits): compare R's initial
             # states with them, not R's reachable ones (which no G leaf would take)
@@ -420,15 +476,16 @@ class Search:
             return [[Leaf(var)]]
         return var_options(var, [self._parse(t) for t in texts])
 
-    def _column(self, side: str, leaf: Leaf, initial: bool, enc: Encoding | None = None,
+    def _column(self, side: str, leaf: Leaf, initial: bool | str, enc: Encoding | None = None,
                 parsed: bool = False) -> list | None:
         """The leaf's value in each state (TLC's text where ``parsed`` is false and the
         leaf is a whole variable; else parsed, and encoded by ``enc``); None when a state
-        has no such part."""
+        has no such part. ``initial``: the initial states, else every state, or
+        ``"prefix"``: the states of the complete levels both dumps hold."""
         key = (side, leaf, initial, enc, parsed)
         if key not in self._cols:
             src = self.r if side == "r" else self.g
-            rows = src.initial if initial else src.states
+            rows = self._prefix_rows[side] if initial == "prefix" else src.initial if initial else src.states
             try:
                 if not parsed and not leaf.path:
                     col = [s[leaf.var] for s in rows]
@@ -499,7 +556,8 @@ class Search:
         for gpos, gv in enumerate(self.g.variables):
             for leaf in [x for opt in self.g_opts[gv] for x in opt if not _reindexed(a, x)]:
                 for enc in self._pair_encodings(a, leaf):
-                    if not self._fits([Pair(a, leaf, enc)], initial=True):
+                    if not self._fits([Pair(a, leaf, enc)], initial=True) or \
+                            not self._prefix_fits([Pair(a, leaf, enc)]):
                         continue
                     score = (not enc.identity, _last_name(a) != _last_name(leaf), bool(a.path) != bool(leaf.path),
                              -_similarity(str(a), str(leaf)), gpos != rpos, str(leaf))
@@ -519,11 +577,24 @@ class Search:
         rs, gs = set(zip(*rc)), set(zip(*gc))
         return rs <= gs if self.subset else rs == gs
 
+    def _prefix_fits(self, pairs: list[Pair]) -> bool:
+        """G's states of the complete levels both dumps hold, encoded onto the paired
+        leaves, are among R's of the same levels (True where no level is known)."""
+        if self.prefix_d < 0:
+            return True
+        self.rows_compared += len(self._prefix_rows["r"]) + len(self._prefix_rows["g"])
+        flags = [self._parsed_pair(p.r, p.g, p.enc) for p in pairs]
+        rc = [self._column("r", p.r, "prefix", parsed=f) for p, f in zip(pairs, flags)]
+        gc = [self._column("g", p.g, "prefix", p.enc, parsed=f) for p, f in zip(pairs, flags)]
+        if any(c is None for c in rc + gc):
+            return False
+        return set(zip(*gc)) <= set(zip(*rc))
+
     def _joint_fits(self, pairs: list[Pair]) -> bool:
         if len(pairs) < 2:
             return True
         self.rows_compared += len(self.r.initial) + len(self.g.initial)
-        if not self._fits(pairs, initial=True):
+        if not self._fits(pairs, initial=True) or not self._prefix_fits(pairs):
             return False
         if not self.joint:
             return True
