@@ -528,11 +528,24 @@ class BehaviorGrader:
         side = None if g is None else br.graph_side(g, names)
         if side is None:
             prefix = self.dump_prefix
+            if prefix is None and self.dump_error is None:  # over the limit in bytes: a shorter cut's levels
+                prefix = self._reference_cut(files, c)
             init = self._init_graph(self.ref.files, self.ref.model_module, self.r_vars,
                                     None if self.cfg.specification else self.cfg.init, profile=True)
             side = None if init is None else br.graph_side(init, names, reachable=False).with_prefix(
                 br.renamed_levels(prefix, names))
         return side
+
+    def _reference_cut(self, files: dict[str, str], c) -> list | None:
+        """The complete levels of R's dump cut at :data:`alias.grade.behavior_refine.PROFILE_CUT_STATES`
+        (``[states, levels, depth]``), where its profile is over the limit in bytes."""
+        files = dict(files)
+        files[f"{PROFILE_REF}.tla"] = _module(PROFILE_REF, "\n".join([f"EXTENDS {self.ref.model_module}"]
+                                                                      + br.PROFILE_CAP + [br.CUT_CAP]) + "\n")
+        c.constraints = [x for x in c.constraints if x != "AliasProfileCap"] + ["AliasCutCap"]
+        text, flags = self._write(c)
+        g = self._dump(files, PROFILE_REF, text, flags, "profile_reference_cut", profile=True)
+        return None if g is None else br.cut_levels(g)
 
     def _positional_spec(self, g_texts: list[str], model: str, files: dict[str, str]):
         """``(model, name, shape)`` of the output definition at the position of the

@@ -79,6 +79,8 @@ DATA_GRAPH_BUDGET_STATES = 250_000
 #: a module's own definitions).
 PROFILE_CAP = ["AliasCapTLC == INSTANCE TLC", "AliasCapNat == INSTANCE Naturals",
                f'AliasProfileCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {PROFILE_MAX_STATES})']
+#: the shorter cut's cap (a CONSTRAINT beside PROFILE_CAP's definitions)
+CUT_CAP = f'AliasCutCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {PROFILE_CUT_STATES})'
 
 
 def g_name(v: str) -> str:
@@ -445,10 +447,12 @@ class Refiner:
                 prefix = (full.prefix, full.prefix_levels, full.prefix_depth) if full.prefix_depth >= 0 else None
             else:
                 prefix = renamed_levels(gr.dump_prefix, back)
+                if prefix is None and gr.dump_error is None and not reachable:   # over the limit in bytes
+                    prefix = self._cut_values(st, body + lines, c, back)[1]
             if full is None and reachable:
                 values = {back[k]: v for k, v in (gr.dump_values or {}).items() if k in back} or None
                 if values is None and gr.dump_error is None:  # over the limit in bytes: a shorter cut
-                    values = self._cut_values(st, body + lines, c, back)
+                    values, prefix = self._cut_values(st, body + lines, c, back)
         files, c = self._root(st, PROFILE, None, body)
         self._profile_cfg(c, ["AliasProfileCap"] + gr.variable_free_constraints(), ["AliasPNoStep"])
         initial = self._side(files, PROFILE, c, back, "profile_output_initial", reachable=False)
@@ -457,18 +461,18 @@ class Refiner:
             initial.with_prefix(prefix)
         return initial
 
-    def _cut_values(self, st: Staged, body: list[str], c, back: dict[str, str]) -> dict[str, list[str]] | None:
+    def _cut_values(self, st: Staged, body: list[str], c, back: dict[str, str]) -> tuple[dict | None, tuple | None]:
         """The values of G's variables over its first :data:`PROFILE_CUT_STATES` states,
         where its dump cut at :data:`PROFILE_MAX_STATES` is over the limit in bytes (TLA+-Bench
-        867: Paxos, its message sets)."""
-        files, c2 = self._root(st, PROFILE, None, body + [
-            f'AliasCutCap == AliasCapNat!<(AliasCapTLC!TLCGet("distinct"), {PROFILE_CUT_STATES})'])
+        867: Paxos, its message sets), and the complete levels of that cut."""
+        files, c2 = self._root(st, PROFILE, None, body + [CUT_CAP])
         self._profile_cfg(c2, ["AliasCutCap"] + [x for x in c.constraints if x != "AliasProfileCap"],
                           list(c.action_constraints))
-        cut = self._side(files, PROFILE, c2, back, "profile_output_cut")
+        cut = self._side(files, PROFILE, c2, back, "profile_output_cut", cut=True)
         if cut is None:
-            return None
-        return few_values(cut.states, PROFILE_VALUES_LIMIT) or None
+            return None, None
+        levels = (cut.prefix, cut.prefix_levels, cut.prefix_depth) if cut.prefix_depth >= 0 else None
+        return few_values(cut.states, PROFILE_VALUES_LIMIT) or None, levels
 
     @staticmethod
     def _profile_cfg(c, constraints: list[str], action_constraints: list[str]) -> None:
@@ -498,10 +502,11 @@ class Refiner:
                 kinds[k].append(alias)
         return lines, kinds[0], kinds[1]
 
-    def _side(self, files, main, c, names: dict[str, str], purpose: str, reachable: bool = True) -> Side | None:
+    def _side(self, files, main, c, names: dict[str, str], purpose: str, reachable: bool = True,
+              cut: bool = False) -> Side | None:
         text, flags = self.gr._write(c)
         g = self.gr._dump(files, main, text, flags, purpose, profile=True)
-        return None if g is None else graph_side(g, names, reachable)
+        return None if g is None else graph_side(g, names, reachable, cut)
 
     # ------------------------------------------------------------------ the search
     def run(self, g_vars: list[str], g_consts: list[str], skip: set, limit: int) -> str | None:
@@ -651,17 +656,18 @@ def few_values(states, limit: int) -> dict[str, list[str]]:
     return {k: sorted(v) for k, v in seen.items() if len(v) <= limit}
 
 
-def graph_side(g, names: dict[str, str], reachable: bool = True) -> Side:
+def graph_side(g, names: dict[str, str], reachable: bool = True, cut: bool = False) -> Side:
     """A :class:`Side` from a state graph: variables renamed by ``names`` (staged name ->
-    name; others dropped), values as TLC's texts; a whole (``reachable``) graph's
-    breadth-first levels as its prefix."""
+    name; others dropped), values as TLC's texts; a ``reachable`` graph's complete
+    breadth-first levels as its prefix (every level, or where the graph is ``cut`` at a
+    state limit, those before the deepest)."""
     states = {nid: {names[k]: x for k, x in s.items() if k in names} for nid, s in g.nodes.items()}
     index = {nid: i for i, nid in enumerate(states)}
     edges = tuple((index[a], index[b]) for a, b in g.edges if a in index and b in index) if reachable else ()
     rows = list(states.values())
     side = Side(list(names.values()), rows, [states[i] for i in g.initial if i in states], reachable, edges)
     if reachable:
-        side.with_prefix(complete_levels(rows, [index[i] for i in g.initial if i in index], edges, cut=False))
+        side.with_prefix(complete_levels(rows, [index[i] for i in g.initial if i in index], edges, cut=cut))
     return side
 
 
