@@ -17,9 +17,10 @@ import pandas as pd
 import pytest
 from conftest import RECORD_JAR, fallback_jar
 
-from alias.grade.behavior import _bijections, replace_strings
+from alias.grade.behavior import replace_strings
 from alias.grade.cache import ToolRunner
 from alias.grade.name import name_grade_cfg
+from alias.grade.refinement import bijections
 from alias.corpus.testset import Reference
 from alias.grade.run import GRADES, Journal, grade_samples, read_journal, tool_settings
 from alias.tla.cfg import parse_cfg
@@ -93,10 +94,10 @@ def test_split_spec_shapes():
 
 
 def test_map_order_identical_then_declaration_order():
-    maps = _bijections(["a", "b", "c"], ["a", "q", "p"])
+    maps = bijections(["a", "b", "c"], ["a", "q", "p"])
     assert maps[0] == {"a": "a", "b": "q", "c": "p"}      # identical name, then declaration order
     assert len(maps) == 6
-    compat = _bijections(["a", "b"], ["x", "y"], lambda r, g: (r, g) in {("a", "y"), ("b", "x")})
+    compat = bijections(["a", "b"], ["x", "y"], lambda r, g: (r, g) in {("a", "y"), ("b", "x")})
     assert compat == [{"a": "y", "b": "x"}]
 
 

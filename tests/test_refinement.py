@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 from alias.corpus.testset import Reference
+from alias.grade import behavior_refine as br
 from alias.grade.behavior import BehaviorGrader, OutputSide
 from alias.grade.cache import ToolRunner
 from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Search, Side, complete_levels, encodings,
@@ -630,3 +631,62 @@ def test_an_output_that_extends_the_references_module_of_variables_is_graded_by_
     else:
         assert refined.reason.startswith(("forward_", "reverse_", "no_refinement_mapping")), refined.reason
     assert BehaviorGrader(ref, runner).grade(OutputSide({"LkH": LKH}, "LkH")).passed
+
+
+INNER = textwrap.dedent("""\
+    ---- MODULE Inner ----
+    EXTENDS Naturals
+    VARIABLE x
+    Small == x < 4
+    ====
+    """)
+
+
+@pytest.mark.parametrize("instance", ["I == INSTANCE Inner", "I == INSTANCE Inner WITH x <- x"])
+def test_a_constraint_through_a_named_instance_mentions_the_variables(tool_config, tmp_path, instance):
+    """EWD998ChanID (``EWD998ChanStateConstraint == EWD998Chan!StateConstraint``): the
+    constraint reaches R's variables only through the instance, so it counted as
+    variable-free and went into the output's profile, where R's variables are a dummy
+    string; TLC failed there (``output_profile_failed``) and a defined constant, a
+    history variable or a merged record went unsearched. A depth bound stays free."""
+    outer = textwrap.dedent(f"""\
+        ---- MODULE Outer ----
+        EXTENDS Naturals, TLC
+        VARIABLE x
+        {instance}
+        Bound == I!Small
+        Depth == TLCGet("level") < 9
+        Init == x = 0
+        Next == x' = x + 1
+        Spec == Init /\\ [][Next]_x
+        ====
+        """)
+    ref = Reference(task_id="t.Outer", condition="original", files={"Inner.tla": INNER, "Outer.tla": outer},
+                    system_module="Outer", model_module="Outer", wrapper_module=None,
+                    cfg_text="SPECIFICATION Spec\nCONSTRAINT Bound Depth\n", author_modules=("Inner", "Outer"))
+    assert BehaviorGrader(ref, ToolRunner(tool_config, tmp_path)).variable_free_constraints() == ["Depth"]
+
+
+@pytest.mark.tlc
+def test_where_no_dump_is_available_the_variables_one_to_one_maps_go_to_tlc(tool_config, tmp_path, monkeypatch):
+    """GameOfLife's equivalence controls (65,536 initial states, every dump of R over its
+    limit in bytes: ``reference_profile_unavailable``): the defined-constant and the
+    history-variable copies were never checked. With no dump, the one-to-one maps of R's
+    variables to G's (G's others auxiliary) go to TLC; a wrong copy still fails."""
+    monkeypatch.setattr(br, "PROFILE_MAX_BYTES", 16)   # every profile over its limit
+    ref = Reference(task_id="t.Ctr", condition="original", files={"Ctr.tla": COUNTER.replace("EXTENDS Naturals",
+                    "EXTENDS Naturals\nCONSTANT Max")}, system_module="Ctr", model_module="Ctr",
+                    cfg_text="CONSTANT Max = 4\nSPECIFICATION Spec\nCONSTRAINT Small\n", wrapper_module=None,
+                    author_modules=("Ctr",))
+    defined = COUNTER.replace("EXTENDS Naturals", "EXTENDS Naturals\nMax == 4")
+    history = COUNTER.replace("VARIABLES x, pc", "VARIABLES x, pc, h").replace('pc = "a"\n', 'pc = "a" /\\ h = 0\n') \
+        .replace("Next ==", "Step ==").replace("Spec ==", "Next == Step /\\ h' = x\nSpec ==") \
+        .replace("<<x, pc>>", "<<x, pc, h>>")
+    runner = ToolRunner(tool_config, tmp_path)
+    for text in (defined, history):
+        v = BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": text}, "Ctr"))
+        assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
+        purposes = [c.purpose for c in v.calls]   # R's profile, its cut, its initial states: all too large
+        assert "profile_output" not in purposes and "forward_refinement" in purposes, purposes
+        wrong = BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": text.replace("x' = x + 1", "x' = x + 2")}, "Ctr"))
+        assert not wrong.passed and wrong.reason.startswith("forward_"), (wrong.reason, wrong.attempts)

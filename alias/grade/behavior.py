@@ -41,7 +41,6 @@ Every TLC run is recorded in :attr:`BehaviorVerdict.calls` and cached by run key
 from __future__ import annotations
 
 import copy
-import difflib
 import re
 from dataclasses import dataclass, field, replace
 
@@ -49,8 +48,9 @@ from alias.corpus.testset import Reference
 from alias.grade import behavior_refine as br
 from alias.grade import stategraph
 from alias.grade.cache import Call, ToolRunner
+from alias.grade.refinement import bijections
 from alias.grade.specshape import (append_definitions, defined_names, definition_arities, definition_block,
-                                   definition_names_used, split_spec, spec_shaped_definitions)
+                                   definition_names_used, instance_use, split_spec, spec_shaped_definitions)
 from alias.rename.cir import rename_names
 from alias.rename.names import RenameError
 from alias.tla.cfg import Cfg, CfgError, Constant, for_jar, parse_cfg
@@ -244,49 +244,6 @@ def _closure(root: str, files: dict[str, str], *, instances: bool, named: bool =
     return out
 
 
-def _bijections(src: list[str], dst: list[str], compatible=None, limit: int = 5000) -> list[dict[str, str]]:
-    """Bijections ``src -> dst`` (lists of equal length), best first: fewer pairs with
-    different names, then higher name similarity.  ``compatible(a, b)`` prunes pairs.
-    Backtracking; at most ``limit`` maps are generated before sorting."""
-    if len(src) != len(dst):
-        return []
-
-    def sim(a: str, b: str) -> float:
-        return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
-
-    pos_s = {a: i for i, a in enumerate(src)}
-    pos_d = {b: i for i, b in enumerate(dst)}
-    # backtracking tries, per name: the identical name, the one at the same declaration
-    # position, then by similarity -- so the best maps are among the first generated
-    options = {a: sorted((b for b in dst if compatible is None or compatible(a, b)),
-                         key=lambda b: (a != b, pos_s[a] != pos_d[b], -sim(a, b))) for a in src}
-    order = sorted(src, key=lambda a: (len(options[a]), pos_s[a]))
-    found: list[dict[str, str]] = []
-
-    def rec(i: int, used: set, cur: dict) -> None:
-        if len(found) >= limit:
-            return
-        if i == len(order):
-            found.append(dict(cur))
-            return
-        a = order[i]
-        for b in options[a]:
-            if b not in used:
-                cur[a] = b
-                used.add(b)
-                rec(i + 1, used, cur)
-                used.discard(b)
-                del cur[a]
-
-    rec(0, set(), {})
-    # identical names first, then the declaration order (CIR and most rewrites keep it),
-    # then name similarity
-    found.sort(key=lambda m: (sum(a != b for a, b in m.items()),
-                              sum(pos_s[a] != pos_d[b] for a, b in m.items()),
-                              -sum(sim(a, b) for a, b in m.items())))
-    return [{a: m[a] for a in src} for m in found]
-
-
 #: The two procedures of the behavior grade (``grade.behavior.mappings``): ``renaming``,
 #: the paper's one-to-one maps of variables and constants; ``refinement``, that procedure
 #: first and then refinement mappings (:mod:`alias.grade.behavior_refine`).
@@ -468,11 +425,18 @@ class BehaviorGrader:
 
     def reference_uses(self) -> dict[str, set[str]]:
         """Definition -> names it mentions, over R's model and the modules it sees
-        unprefixed (:func:`definition_names_used`); cached per grader."""
+        unprefixed (:func:`definition_names_used`, module definitions included); an
+        instance of module M (:func:`instance_use`) mentions the variables M declares,
+        which it substitutes by name unless told otherwise (EWD998ChanID's
+        ``EWD998ChanStateConstraint == EWD998Chan!StateConstraint`` mentions the
+        variables). Cached per grader."""
         if "uses" not in self._shared:
             uses: dict[str, set[str]] = {}
             for t in visible_closure(self.ref.model_module, self.ref.files):
-                uses.update(definition_names_used(t))
+                uses.update(definition_names_used(t, instances=True))
+            for key in self.ref.files:
+                if key.endswith(".tla"):
+                    uses[instance_use(key[:-4])] = set(_declared(_extends_closure(key[:-4], self.ref.files))[0])
             self._shared["uses"] = uses
         return self._shared["uses"]
 
@@ -946,9 +910,9 @@ class BehaviorGrader:
         best (constant map, variable map) for Appendix I)``."""
         # a constant keeps a constant of the same name (the cfg assigns values by name);
         # only the differently named ones are permuted
-        const_maps = _bijections(self.r_consts, g_consts,
+        const_maps = bijections(self.r_consts, g_consts,
                                  lambda a, b: (a == b) if (a in g_consts or b in self.r_consts) else True)
-        var_maps = _bijections(self.r_vars, g_vars)
+        var_maps = bijections(self.r_vars, g_vars)
         tried, best = 0, None
         for n_cm, cm in enumerate(const_maps):
             # the first constant map tries the best variable map at once (the cheap path
@@ -1137,7 +1101,7 @@ class BehaviorGrader:
                 g_init = self._init_values(files, model, g_vars, init)
         control = set(self.r_control)
         if r_init is None or g_init is None:
-            return _bijections(self.r_vars, g_vars)[: self.max_maps]
+            return bijections(self.r_vars, g_vars)[: self.max_maps]
 
         def compatible(r: str, g: str) -> bool:
             if r in control:  # label values may differ by name
@@ -1145,7 +1109,7 @@ class BehaviorGrader:
                     len(g_init.get(g, ())) == len(r_init.get(r, ()))
             return r_init.get(r) == g_init.get(g)
 
-        return _bijections(self.r_vars, g_vars, compatible)[: self.max_maps]
+        return bijections(self.r_vars, g_vars, compatible)[: self.max_maps]
 
     def _label_maps(self, out: OutputSide, vm: dict) -> list[dict[str, str]]:
         """Candidate maps G label -> R label for the control variables (Appendix I)."""

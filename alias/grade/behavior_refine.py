@@ -37,7 +37,8 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from alias.grade.refinement import Match, Refinement, Search, Side, complete_levels, to_refinement
+from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Refinement, Search, Side, complete_levels, injections,
+                                    to_refinement)
 from alias.grade.specshape import append_definitions, definition_block, fairness_block
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
@@ -65,6 +66,9 @@ PROFILE_MAX_BYTES = 20_000_000
 PROFILE_VALUES_LIMIT = 5_000
 #: the states of that shorter cut where the profile's is over its limit in bytes
 PROFILE_CUT_STATES = 5_000
+#: Where no dump prunes the search (R's or G's profile failed), the most one-to-one
+#: renamings of the variables TLC checks: the paper's limit of maps (Methods).
+UNPROFILED_MAPS = 60
 #: The data-graph path's product graph stops at this many times R's states (at least
 #: PROFILE_MAX_STATES): a larger one is not compared (without a bound on G alone, TLC would
 #: run it to its time limit), and the path fails with ``data_graph_unavailable``.
@@ -522,20 +526,43 @@ class Refiner:
             if r_side is None:  # R's dump only once some constant map stages the output
                 r_side = self.gr.reference_side()
                 if r_side is None:
-                    return "reference_profile_unavailable"
+                    return self._unprofiled(st, skip, limit, "reference_profile_unavailable")
             # G alone has no state constraint of R's: where R needs one that mentions its
             # variables, G's own definitions of the cfg's names bound G's dump; failing
             # them (or where R's own dump is too large), G's initial states prune
             g_side = self.profile(st, reachable=r_side.reachable,
                                   levels=r_side.prefix_depth >= 0 and not self.gr.restricted_exploration)
             if g_side is None:
-                reason = reason or "output_profile_failed"
+                out = self._unprofiled(st, skip, limit, "output_profile_failed")
+                if out is None:
+                    return None
+                reason = reason or out
                 continue
             out = self._search(st, cm, Search(r_side, g_side, subset=self.gr.restricted_exploration), skip, limit)
             if out is None or out == "search_cut":
                 return out
             reason = out if out != "not_found" else (reason or "no_refinement_mapping_fits")
         return reason or "no_refinement_mapping_fits"
+
+    def _unprofiled(self, st: Staged, skip: set, limit: int, why: str) -> str | None:
+        """Where no dump prunes the search (``why``: R's or G's profile failed, e.g. R's
+        65,536 initial states of GameOfLife over the byte limit), the one-to-one maps of
+        R's variables to G's (G's others auxiliary), most similar names first, at most
+        :data:`UNPROFILED_MAPS` (the paper's limit), each checked by TLC as any mapping:
+        None on a pass, else the last check's reason, else ``why``."""
+        rv, reasons = list(self.gr.r_vars), []
+        for vm in injections(rv, st.g_vars, limit=UNPROFILED_MAPS):
+            if (frozenset(st.consts.items()), frozenset(vm.items())) in skip:
+                continue
+            if self.tried >= limit or _same_failure(reasons, 3):
+                break
+            reasons.append(self.check(st, Match.of([Pair(Leaf(r), Leaf(g), Encoding()) for r, g in vm.items()],
+                                                   rv, st.g_vars)))
+            if reasons[-1] is None:
+                return None
+        self.v.attempts.append(f"refinement: {why}; {len(reasons)} one-to-one maps of the variables checked by "
+                               "TLC without a dump")
+        return reasons[-1] if reasons else why
 
     def _search(self, st: Staged, cm: dict, search: Search, skip: set, limit: int) -> str | None:
         """Check the mappings ``search`` finds: None on a pass, ``'search_cut'`` at
@@ -601,6 +628,14 @@ class Refiner:
             v.reverse, v.error_text = kind, None if ok else detail
         v.attempts.append(f"refinement {desc}: forward passes, reverse {kind}")
         return None if ok else f"reverse_{kind}"
+
+
+def _same_failure(reasons: list[str | None], limit: int) -> bool:
+    """Whether the last ``limit`` checks failed alike, without a violation (a crash or an
+    evaluation error of the output that no other map mends)."""
+    last = reasons[-limit:]
+    return len(last) == limit and len(set(last)) == 1 and str(last[0]).startswith("forward_") \
+        and not str(last[0]).endswith(("_violated", "_deadlock"))
 
 
 def _find_all(text: str, sub: str):

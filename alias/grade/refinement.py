@@ -401,6 +401,66 @@ def _similarity(a: str, b: str) -> float:
     return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
 
 
+def bijections(src: list[str], dst: list[str], compatible=None, limit: int = 5000) -> list[dict[str, str]]:
+    """Bijections ``src -> dst`` (lists of equal length), best first: fewer pairs with
+    different names, then higher name similarity.  ``compatible(a, b)`` prunes pairs.
+    Backtracking; at most ``limit`` maps are generated before sorting."""
+    if len(src) != len(dst):
+        return []
+
+    def sim(a: str, b: str) -> float:
+        return 2.0 if a == b else difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+
+    pos_s = {a: i for i, a in enumerate(src)}
+    pos_d = {b: i for i, b in enumerate(dst)}
+    # backtracking tries, per name: the identical name, the one at the same declaration
+    # position, then by similarity -- so the best maps are among the first generated
+    options = {a: sorted((b for b in dst if compatible is None or compatible(a, b)),
+                         key=lambda b: (a != b, pos_s[a] != pos_d[b], -sim(a, b))) for a in src}
+    order = sorted(src, key=lambda a: (len(options[a]), pos_s[a]))
+    found: list[dict[str, str]] = []
+
+    def rec(i: int, used: set, cur: dict) -> None:
+        if len(found) >= limit:
+            return
+        if i == len(order):
+            found.append(dict(cur))
+            return
+        a = order[i]
+        for b in options[a]:
+            if b not in used:
+                cur[a] = b
+                used.add(b)
+                rec(i + 1, used, cur)
+                used.discard(b)
+                del cur[a]
+
+    rec(0, set(), {})
+    # identical names first, then the declaration order (CIR and most rewrites keep it),
+    # then name similarity
+    found.sort(key=lambda m: (sum(a != b for a, b in m.items()),
+                              sum(pos_s[a] != pos_d[b] for a, b in m.items()),
+                              -sum(sim(a, b) for a, b in m.items())))
+    return [{a: m[a] for a in src} for m in found]
+
+
+def injections(src: list[str], dst: list[str], limit: int = 5000) -> list[dict[str, str]]:
+    """One-to-one maps ``src -> dst`` (``dst`` may have more names: those left out are
+    auxiliary), best first as :func:`bijections` ranks them: fewer pairs with different
+    names, then higher name similarity. At most ``limit`` maps."""
+    if len(dst) < len(src):
+        return []
+    if len(dst) == len(src):
+        return bijections(src, dst, limit=limit)
+    found: list[dict[str, str]] = []
+    for sub in itertools.combinations(dst, len(src)):
+        found += bijections(src, list(sub), limit=limit)
+        if len(found) >= limit:
+            break
+    found.sort(key=lambda m: (sum(a != b for a, b in m.items()), -sum(_similarity(a, b) for a, b in m.items())))
+    return found[:limit]
+
+
 #: The most distinct values of a variable that are parsed for decompositions and
 #: encodings; a variable with more is matched whole and as it is.  As many as a profile
 #: may hold (``behavior_refine.PROFILE_MAX_STATES``): one record of all R's variables has
@@ -877,4 +937,4 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
 
 
 __all__ = ["Leaf", "Encoding", "Side", "Pair", "Derived", "Match", "Search", "Refinement", "var_options", "encodings",
-           "leaf_value", "to_refinement"]
+           "bijections", "injections", "leaf_value", "to_refinement"]

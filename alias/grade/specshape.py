@@ -255,21 +255,39 @@ def definition_arities(text: str) -> dict[str, int]:
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def definition_names_used(text: str) -> dict[str, set[str]]:
+def instance_use(module: str) -> str:
+    """The name :func:`definition_names_used` gives an instance of ``module`` among the
+    names a definition mentions (no identifier contains ``!``)."""
+    return f"{module}!"
+
+
+def definition_names_used(text: str, instances: bool = False) -> dict[str, set[str]]:
     """Top-level operator and function definitions of the first module of ``text`` ->
     the identifiers their text mentions (parameters and bound names included: a superset
-    of the definitions it uses)."""
+    of the definitions it uses). With ``instances``, also the module definitions
+    (``I == INSTANCE M WITH x <- e``): their substitutions' identifiers and
+    :func:`instance_use` of ``M``, so that ``I!Op`` reaches what the instance substitutes
+    implicitly."""
     tree = parse(text)
     src = tree_src(text)
     out: dict[str, set[str]] = {}
+    kinds = ("operator_definition", "function_definition") + (("module_definition",) if instances else ())
     for mod in tree.root_node.children:
         if mod.type != "module":
             continue
         for c in mod.children:
-            if c.type in ("operator_definition", "function_definition"):
+            if c.type in kinds:
                 named = next((x for x in c.children if x.type == "identifier"), None)
                 if named is not None:
                     out[node_text(named, src)] = set(_IDENT.findall(node_text(c, src))) - {node_text(named, src)}
+                    out[node_text(named, src)] |= _instanced(c, src)
         break
     return out
+
+
+def _instanced(node, src: bytes) -> set[str]:
+    inst = next((x for x in node.children if x.type == "instance"), None) \
+        if node.type == "module_definition" else None
+    return {instance_use(node_text(inst.named_children[0], src))} if inst is not None and inst.named_children \
+        else set()
 
