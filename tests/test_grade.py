@@ -395,3 +395,36 @@ def test_an_override_built_from_the_outputs_actions_takes_the_outputs_actions(to
     # the refinement procedure rejects it too: its state dumps show the other values of c
     refined = grade_behavior(ref, _OV_SYSTEM.replace("c + 1", "c + 2"), runner)
     assert not refined.passed and refined.reason == "no_refinement_mapping_fits", refined.attempts
+
+
+_INIT_MODEL = """---- MODULE MCS ----
+EXTENDS S
+MCInit == c = 1
+====
+"""
+
+
+@pytest.mark.tlc
+def test_an_init_override_over_the_variables_initialises_the_outputs_variables(tool_config, tmp_path):
+    """MCtcp's ``Init <- MCInit`` (``MCInit`` sets the variables): where the refinement
+    procedure stages the output's variables under names of their own, R's ``MCInit`` gave
+    R's variables their values and left G's unassigned; the output's dump failed
+    (``output_profile_failed``) and no mapping was searched. A copy that defines the
+    constant ``Max`` (the paper's procedure refuses another number of constants) passes by
+    refinement; one that counts by two still fails."""
+    from alias.grade.behavior import grade_behavior
+
+    system = _OV_SYSTEM.replace("VARIABLE c", "CONSTANT Max\nVARIABLE c") \
+        .replace("Inc == c' = c + 1", "Inc == c < Max /\\ c' = c + 1")
+    ref = Reference(task_id="ov.S.MCS", condition="original", files={"S.tla": system, "MCS.tla": _INIT_MODEL},
+                    system_module="S", model_module="MCS", wrapper_module="MCS",
+                    cfg_text="CONSTANT Max = 3\nSPECIFICATION Spec\nCONSTANT Init <- MCInit\n"
+                             "CHECK_DEADLOCK FALSE\n",
+                    author_modules=("MCS", "S"))
+    defined = system.replace("CONSTANT Max", "Max == 3")
+    runner = ToolRunner(tool_config, tmp_path / "cache")
+    v = grade_behavior(ref, defined, runner)
+    assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
+    assert "profile_output" in [c.purpose for c in v.calls]
+    wrong = grade_behavior(ref, defined.replace("c' = c + 1", "c' = c + 2"), runner)
+    assert not wrong.passed, wrong.attempts

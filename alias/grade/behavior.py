@@ -620,13 +620,17 @@ class BehaviorGrader:
         output side defines ``D`` with its own operators (MCCRDT's ``Next <- ReductionNext``,
         ``ReductionNext`` composing the system module's ``Increment`` and ``Gossip``), R's
         ``D`` would check R's actions in G's place; such an entry gets the output's
-        ``D`` instead, through a root definition ``AliasGOvN == AliasG!D``."""
+        ``D`` instead, through a root definition ``AliasGOvN == AliasG!D``. So does a ``D``
+        that mentions output variables staged under names of their own (the refinement
+        procedure's: MCtcp's ``Init <- MCInit``, ``MCInit`` over the variables, would
+        otherwise give R's variables, not G's, their initial values)."""
         texts = {m: files[f"{m}.tla"] for m in self._output_modules(files)}
         uses = {m: definition_names_used(t) for m, t in texts.items()}
-        system_defs = set(uses.get(OUT, {}))
+        own_vars = {v for t in texts.values() for v in module_info(t).variables} - set(self.r_vars)
+        targets = set(uses.get(OUT, {})) | own_vars
         out, own, alias = [], [], {}
         for const in consts:
-            if const.op == "<-" and _uses_any(const.value, uses, system_defs):
+            if const.op == "<-" and _uses_any(const.value, uses, targets):
                 if const.value not in alias:
                     alias[const.value] = f"AliasGOv{len(alias)}"
                     k = next(definition_arities(t)[const.value] for m, t in texts.items()
