@@ -690,3 +690,24 @@ def test_where_no_dump_is_available_the_variables_one_to_one_maps_go_to_tlc(tool
         assert "profile_output" not in purposes and "forward_refinement" in purposes, purposes
         wrong = BehaviorGrader(ref, runner).grade(OutputSide({"Ctr": text.replace("x' = x + 1", "x' = x + 2")}, "Ctr"))
         assert not wrong.passed and wrong.reason.startswith("forward_"), (wrong.reason, wrong.attempts)
+
+
+def test_the_checks_without_a_dump_end_after_three_alike_failures_over_every_constant_map(monkeypatch):
+    """TLA+-Bench 866 and 867 (gemini default): the output does not parse as staged, so its
+    profile fails under each of 24 constant maps, and each sent three maps to TLC (72 runs,
+    every one a parse error). Three alike failures that are not violations end the checks
+    for the output; violations go on, to at most ``UNPROFILED_MAPS`` over all maps."""
+    from types import SimpleNamespace
+
+    from alias.grade.behavior import BehaviorVerdict
+
+    def run(reason: str) -> int:
+        r = br.Refiner(SimpleNamespace(r_vars=["a", "b", "c"]), None, BehaviorVerdict(passed=False))
+        monkeypatch.setattr(r, "check", lambda st, m: reason)
+        for k in range(24):   # one staged output per constant map
+            st = br.Staged({}, "M", {"K": f"K{k}"}, ["x", "y", "z"], [])
+            assert r._unprofiled(st, set(), 1000, "output_profile_failed") == reason
+        return len(r.unprofiled)
+
+    assert run("forward_parse_error") == 3
+    assert run("forward_invariant_violated") == br.UNPROFILED_MAPS

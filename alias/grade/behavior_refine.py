@@ -66,8 +66,8 @@ PROFILE_MAX_BYTES = 20_000_000
 PROFILE_VALUES_LIMIT = 5_000
 #: the states of that shorter cut where the profile's is over its limit in bytes
 PROFILE_CUT_STATES = 5_000
-#: Where no dump prunes the search (R's or G's profile failed), the most one-to-one
-#: renamings of the variables TLC checks: the paper's limit of maps (Methods).
+#: Where no dump prunes the search (R's or G's profile failed), the most one-to-one maps
+#: of the variables TLC checks for one output: the paper's limit of maps (Methods).
 UNPROFILED_MAPS = 60
 #: The data-graph path's product graph stops at this many times R's states (at least
 #: PROFILE_MAX_STATES): a larger one is not compared (without a bound on G alone, TLC would
@@ -120,6 +120,8 @@ class Refiner:
         #: re-encodings (CASE expressions, bound names blanked) that TLC found undefined on
         #: a reachable state of G: every mapping that uses one fails its forward check
         self.undefined: set[str] = set()
+        #: the reasons of the checks :meth:`_unprofiled` made, over every constant map
+        self.unprofiled: list[str | None] = []
         #: the last forward module sent to TLC (where a reported span is read)
         self._forward_text = ""
         #: product-graph states the data-graph path has dumped (:data:`DATA_GRAPH_BUDGET_STATES`)
@@ -547,21 +549,24 @@ class Refiner:
     def _unprofiled(self, st: Staged, skip: set, limit: int, why: str) -> str | None:
         """Where no dump prunes the search (``why``: R's or G's profile failed, e.g. R's
         65,536 initial states of GameOfLife over the byte limit), the one-to-one maps of
-        R's variables to G's (G's others auxiliary), most similar names first, at most
-        :data:`UNPROFILED_MAPS` (the paper's limit), each checked by TLC as any mapping:
-        None on a pass, else the last check's reason, else ``why``."""
-        rv, reasons = list(self.gr.r_vars), []
+        R's variables to G's (G's others auxiliary), most similar names first, each checked
+        by TLC as any mapping: None on a pass, else the last reason of these checks (under
+        any constant map), else ``why``.
+        At most :data:`UNPROFILED_MAPS` (the paper's limit) over all constant maps; three
+        alike failures that are not violations (a parse error of the staged output) end it."""
+        rv, reasons, n = list(self.gr.r_vars), self.unprofiled, 0
         for vm in injections(rv, st.g_vars, limit=UNPROFILED_MAPS):
             if (frozenset(st.consts.items()), frozenset(vm.items())) in skip:
                 continue
-            if self.tried >= limit or _same_failure(reasons, 3):
+            if self.tried >= limit or len(reasons) >= UNPROFILED_MAPS or _same_failure(reasons, 3):
                 break
+            n += 1
             reasons.append(self.check(st, Match.of([Pair(Leaf(r), Leaf(g), Encoding()) for r, g in vm.items()],
                                                    rv, st.g_vars)))
             if reasons[-1] is None:
                 return None
-        self.v.attempts.append(f"refinement: {why}; {len(reasons)} one-to-one maps of the variables checked by "
-                               "TLC without a dump")
+        self.v.attempts.append(f"refinement: {why}; {n} one-to-one maps of the variables checked by TLC without "
+                               "a dump")
         return reasons[-1] if reasons else why
 
     def _search(self, st: Staged, cm: dict, search: Search, skip: set, limit: int) -> str | None:
