@@ -157,6 +157,8 @@ def _export(c, paths, tmp_path, log):
     assert {k: v.num_rows for k, v in d.items()} == {"original": 6, "random": 6}
     card = (tmp_path / "x" / "dataset" / "README.md").read_text()
     assert "MIT license" in card and "- original: 6" in card and "`hidden_names`" in card
+    assert "\nlicense: mit\n" in card and "# ALIAS test set: `embedded` (corpus layout `examples`)" in card
+    assert "**descriptions** (`descriptions.json`): the same as the corpus" in card
     (exported,) = sorted((tmp_path / "x" / "logs").glob("*.eval"))
     got = read_eval_log(str(exported))
     assert got.eval.model == "rt/mockllm/model" and len(got.samples) == 2
@@ -198,3 +200,16 @@ def test_a_bad_task_argument_is_one_line_not_a_traceback(setup, tmp_path):
                            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
         lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
         assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith(expected), lines
+
+
+def test_the_cards_licence_is_the_one_every_corpus_names_else_other():
+    """The dataset card's ``license:``: the corpora's one licence as Hugging Face names it;
+    two corpora under different licences (the TLA+ Examples, MIT, with TLA+-Bench's CC BY 4.0
+    descriptions) give ``other``, as does a licence it does not know."""
+    from alias.inspect.export import card_licence
+    mit = "Licence: MIT (the TLA+ Examples' LICENSE)."
+    cc = "The release is under CC BY 4.0; for evaluation, not for training."
+    assert card_licence([mit, mit]) == "mit"
+    assert card_licence([cc]) == "cc-by-4.0"
+    assert card_licence([mit, cc]) == "other"
+    assert card_licence(["unknown: /x names no licence (SOURCE.md, LICENSE.md)"]) == "other"

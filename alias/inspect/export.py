@@ -111,15 +111,37 @@ def dataset_rows(store: Path) -> dict[str, list[dict]]:
     return out
 
 
-def _card(rows: dict[str, list[dict]], files: dict[str, str], config: Config, store: Path, n_tasks: int) -> str:
+#: Licence names a card's metadata can give (Hugging Face's identifiers), by the words a
+#: corpus's licence paragraph uses; a corpus naming none of these, or corpora naming
+#: different ones, give ``other``.
+LICENCE_IDS = {"MIT": "mit", "CC BY 4.0": "cc-by-4.0", "CC-BY-4.0": "cc-by-4.0", "Apache": "apache-2.0",
+               "BSD": "bsd-3-clause"}
+
+
+def card_licence(texts: list[str]) -> str:
+    """The card's ``license:`` value for the corpora's licence paragraphs ``texts``."""
+    ids = {next((v for k, v in LICENCE_IDS.items() if k in t), "other") for t in texts}
+    return ids.pop() if len(ids) == 1 else "other"
+
+
+def _licences(config: Config) -> list[tuple[str, str, str]]:
+    """(what, file or folder name, licence text) per corpus the rows come from."""
     corpora = [("corpus", config.corpus.path)] + ([("descriptions", config.corpus.descriptions)]
                                                  if str(config.corpus.descriptions or "") else [])
+    return [(what, Path(str(p)).name, licence_of(p)) for what, p in corpora]
+
+
+def _card(rows: dict[str, list[dict]], files: dict[str, str], config: Config, store: Path, n_tasks: int) -> str:
+    licences = _licences(config)
     splits = "".join(f"  - split: {c}\n    path: {files[c]}\n" for c in rows)
-    return ("---\nlicense: other\npretty_name: ALIAS renamed TLA+ test set\nconfigs:\n- config_name: default\n"
-            f"  data_files:\n{splits}---\n\n# ALIAS test set ({config.corpus.kind} corpus)\n\n"
+    named = "".join(f"- **{what}** (`{name}`): "
+                    + ("the same as the corpus" if i and text == licences[0][2] else text) + "\n"
+                    for i, (what, name, text) in enumerate(licences))
+    return (f"---\nlicense: {card_licence([t for _, _, t in licences])}\npretty_name: ALIAS renamed TLA+ test set\n"
+            f"configs:\n- config_name: default\n  data_files:\n{splits}---\n\n"
+            f"# ALIAS test set: `{Path(str(config.corpus.path)).name}` (corpus layout `{config.corpus.kind}`)\n\n"
             "The tasks of an ALIAS store (SANY and TLC confirmed every reference and its renamed copy), one split per "
-            f"condition, exported by `alias-cir export` from `{store.name}`.\n\n## Licences\n\n"
-            + "".join(f"- **{what}** (`{Path(str(p)).name}`): {licence_of(p)}\n" for what, p in corpora)
+            f"condition, exported by `alias-cir export` from `{store.name}`.\n\n## Licences\n\n" + named
             + "\n## Fields\n\n" + "".join(f"- `{k}`: {v}\n" for k, v in FIELDS.items())
             + f"\n## Rows per condition\n\nThe store's test set has {n_tasks} tasks; a task without a description "
             "cannot be posed and is left out; `meaningful` holds the tasks whose meaningful copy verified.\n\n"
