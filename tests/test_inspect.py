@@ -213,3 +213,4 @@ def test_the_cards_licence_is_the_one_every_corpus_names_else_other():
     assert card_licence([cc]) == "cc-by-4.0"
     assert card_licence([mit, cc]) == "other"
     assert card_licence(["unknown: /x names no licence (SOURCE.md, LICENSE.md)"]) == "other"
+    assert card_licence(["BSD licence"]) == "other"  # BSD-2 or BSD-3: not guessed

@@ -114,8 +114,8 @@ def dataset_rows(store: Path) -> dict[str, list[dict]]:
 #: Licence names a card's metadata can give (Hugging Face's identifiers), by the words a
 #: corpus's licence paragraph uses; a corpus naming none of these, or corpora naming
 #: different ones, give ``other``.
-LICENCE_IDS = {"MIT": "mit", "CC BY 4.0": "cc-by-4.0", "CC-BY-4.0": "cc-by-4.0", "Apache": "apache-2.0",
-               "BSD": "bsd-3-clause"}
+LICENCE_IDS = {"MIT": "mit", "CC BY 4.0": "cc-by-4.0", "CC-BY-4.0": "cc-by-4.0", "Apache-2.0": "apache-2.0",
+               "Apache License 2.0": "apache-2.0"}
 
 
 def card_licence(texts: list[str]) -> str:
