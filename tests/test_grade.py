@@ -225,6 +225,32 @@ def test_killed_grading_run_resumes_without_loss_or_duplicates(tool_config, tmp_
 
 
 @pytest.mark.tlc
+def test_a_finished_build_is_reused_and_a_changed_setting_builds_again(tool_config, tmp_path, monkeypatch):
+    """A task's controls are built once per tool-run cache: a second build job of the same
+    task and settings returns equal controls without building (the builder, replaced by one
+    that raises, is not called), and another seed misses the cache and builds."""
+    from alias.grade import controls as ctl
+
+    ref = embedded_reference("Clock", "Clock")
+    ctx = ctl.BuildContext(tool_config, tmp_path / "cache", 1, 3, 2, 60,
+                           equivalence=ctl.EquivalenceSettings(("reorder",), 1, 1))
+    job = ctl.BuildJob(ref, None)
+    first = ctl.build_job(ctx, job)
+    kinds = {c.kind for c in first}
+    assert {"self", "oprenamed", "equiv_reorder"} <= kinds and "build_error" not in kinds
+
+    def boom(*a, **k):
+        raise RuntimeError("built again")
+
+    monkeypatch.setattr(ctl, "build_controls", boom)
+    assert ctl.build_job(ctx, job) == first
+    other = ctl.build_job(replace(ctx, seed=2), job)
+    assert [c.kind for c in other] == ["self", "build_error"] and "built again" in other[1].detail
+    no_cache = ctl.build_job(replace(ctx, cache_dir=None), job)
+    assert no_cache[-1].kind == "build_error"
+
+
+@pytest.mark.tlc
 def test_controls_on_embedded_references(tool_config, tmp_path):
     """Appendix J on two embedded tasks (one with a wrapper and a helper module): every
     positive control passes, every kept mutant is rejected."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import itertools
 import json
 import random
@@ -46,7 +47,7 @@ from alias.grade.cache import ToolRunner
 from alias.grade.hardneg import (RELABEL_CAP, Difference, behavior_difference, check_operators, generate_hard_negatives,
                                  re_encoding)
 from alias.grade.mutants import generate_mutants
-from alias.grade.run import grade_samples
+from alias.grade.run import CONTROL_GENERATORS, grade_samples, grader_code_version, tool_settings
 from alias.rename.cir import rename_names, rename_task
 from alias.store.db import write_table
 from alias.store.models import ControlEligibility, ControlSample, Sample
@@ -422,15 +423,61 @@ class BuildJob:
 
 def build_job(ctx: BuildContext, job: BuildJob) -> list[Control]:
     """:func:`build_controls` in a worker; a build that raises gives the task's self control
-    and a ``build_error`` row."""
+    and a ``build_error`` row.  A finished build is kept in the tool-run cache under
+    :func:`build_key` (not a ``build_error``), so a restarted run builds only what it had not
+    built: its TLC runs that timed out are not cached and would otherwise run again."""
+    runner = ToolRunner(ctx.tools, ctx.cache_dir)
     try:
-        return build_controls(job.ref, job.renamed, ToolRunner(ctx.tools, ctx.cache_dir), seed=ctx.seed,
-                              max_mutants_tried=ctx.max_mutants_tried, max_mutants_kept=ctx.max_mutants_kept,
-                              mutant_timeout_s=ctx.mutant_timeout_s, hard_negatives=ctx.hard_negatives,
-                              equivalence_settings=ctx.equivalence)
+        key = build_key(ctx, job)
+        hit = runner.load_extra(key)
+        if hit is not None:
+            return [_control_from_json(d) for d in hit["controls"]]
+        out = build_controls(job.ref, job.renamed, runner, seed=ctx.seed,
+                             max_mutants_tried=ctx.max_mutants_tried, max_mutants_kept=ctx.max_mutants_kept,
+                             mutant_timeout_s=ctx.mutant_timeout_s, hard_negatives=ctx.hard_negatives,
+                             equivalence_settings=ctx.equivalence)
     except Exception as e:
         return [Control(job.ref.task_id, "self", 0, job.ref.system_text),
                 Control(job.ref.task_id, "build_error", 0, "", valid=False, detail=f"{type(e).__name__}: {e}")]
+    runner.store_extra(key, {"controls": [dataclasses.asdict(c) for c in out]})
+    return out
+
+
+def _reference_json(ref: Reference | None) -> list | None:
+    if ref is None:
+        return None
+    return [ref.task_id, ref.condition, ref.system_module, ref.model_module, ref.wrapper_module,
+            list(ref.author_modules), ref.pluscal, ref.cfg_text,
+            sorted((k, hashlib.sha256(v.encode()).hexdigest()) for k, v in ref.files.items())]
+
+
+def _generator_code_version() -> str:
+    """sha256 of the grader's code and of the control generators (:data:`CONTROL_GENERATORS`)."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(grader_code_version().encode())
+    for rel in CONTROL_GENERATORS:
+        p = root / rel
+        for f in sorted(p.rglob("*.py")) if p.is_dir() else [p]:
+            h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
+def build_key(ctx: BuildContext, job: BuildJob) -> str:
+    """sha256 of everything one task's build depends on: the reference and its renamed copy
+    (files, cfg, modules), the seed, the mutant, hard-negative and equivalence settings, the
+    tool settings (:func:`alias.grade.run.tool_settings`) and the code of the grader and the
+    control generators."""
+    payload = {"build": 1, "ref": _reference_json(job.ref), "renamed": _reference_json(job.renamed),
+               "seed": ctx.seed, "mutants": [ctx.max_mutants_tried, ctx.max_mutants_kept, ctx.mutant_timeout_s],
+               "hard": None if ctx.hard_negatives is None else dataclasses.asdict(ctx.hard_negatives),
+               "equivalence": dataclasses.asdict(ctx.equivalence), "tools": tool_settings(ctx.tools),
+               "code": _generator_code_version()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=list).encode()).hexdigest()
+
+
+def _control_from_json(d: dict) -> Control:
+    side = d.get("side")
+    return Control(**{**d, "side": None if side is None else OutputSide(**side)})
 
 
 def run_controls(refs: dict[tuple[str, str], Reference], runner: ToolRunner, out_dir: Path, *,
