@@ -34,6 +34,7 @@ from inspect_ai.solver import generate
 from alias.errors import AliasError
 from alias.grade.registry import grade_names, make_grades
 from alias.inspect.dataset import CONDITION_OF_TASK, settings, test_set_dataset
+from alias.inspect.offline import mock_counts_offline
 from alias.inspect.scoring import score_state
 
 try:
@@ -73,6 +74,8 @@ def _named_scorer(name: str):
     factory.__doc__ = f"The ALIAS grade {name!r} (alias.grade.registry) as an Inspect scorer."
     return scorer(metrics=[accuracy(), stderr()], name=_registered_as(name))(factory)
 
+
+mock_counts_offline()  # `--model mockllm/model` without network (alias.inspect.offline)
 
 #: The grades registered when Inspect loaded this package: each is a scorer of its own name.
 _NAMED = grade_names()

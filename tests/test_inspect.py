@@ -214,3 +214,25 @@ def test_the_cards_licence_is_the_one_every_corpus_names_else_other():
     assert card_licence([mit, cc]) == "other"
     assert card_licence(["unknown: /x names no licence (SOURCE.md, LICENSE.md)"]) == "other"
     assert card_licence(["BSD licence"]) == "other"  # BSD-2 or BSD-3: not guessed
+
+
+def test_the_mock_model_scores_without_tiktokens_file(setup, monkeypatch, tmp_path):
+    """``--model mockllm/model`` offline: where tiktoken cannot fetch its encoding (here made
+    to fail as it does without network), the mock model estimates its token counts and every
+    sample is scored by the ALIAS scorers instead of erroring (alias.inspect.offline)."""
+    import requests
+    from inspect_ai.model import _model
+
+    from alias.inspect.offline import estimate_tokens
+
+    def no_download(text):
+        raise requests.exceptions.ConnectionError("no network: o200k_base.tiktoken")
+
+    monkeypatch.setattr(_model, "count_text_tokens", no_download)
+    data, params, _, _ = setup
+    task = alias_cir.renamed(store=str(data), params=str(params), task_ids=CLOCK, grades="parse,name")
+    (log,) = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path / "logs"), display="none")
+    log = read_eval_log(log.location)
+    assert log.status == "success" and len(log.samples) == 1 and log.samples[0].error is None
+    assert {k: v.value for k, v in log.samples[0].scores.items()} == {"parse": "I", "name": "I"}
+    assert log.samples[0].output.usage.input_tokens >= estimate_tokens(log.samples[0].input) > 1
