@@ -7,6 +7,9 @@ Inspect tasks, ALIAS's grades as Inspect scorers, and the store's verdicts as In
 :mod:`alias.inspect.scoring`
     Every registered grade (:mod:`alias.grade.registry`) as a scorer: the verdict of the
     grade stage, with its tool-run cache and journal, as the score's value and metadata.
+:mod:`alias.inspect.offline`
+    Inspect's ``mockllm/model`` without network: its token counts estimated where
+    tiktoken cannot fetch its encoding (installed when Inspect loads :mod:`alias_cir`).
 :mod:`alias.inspect.export`
     ``alias-cir export``: the test set as a Hugging Face ``datasets`` dataset with a card,
     and the verdicts as Inspect eval logs (one per model and condition).
