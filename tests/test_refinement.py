@@ -711,3 +711,126 @@ def test_the_checks_without_a_dump_end_after_three_alike_failures_over_every_con
 
     assert run("forward_parse_error") == 3
     assert run("forward_invariant_violated") == br.UNPROFILED_MAPS
+
+
+# --------------------------------------------------------------------------- index shifts
+def test_a_domain_shift_moves_a_zero_based_board_onto_a_one_based_one_and_back():
+    """TLA+-Bench 784 (Game of Life on ``(0..N-1) \\X (0..N-1)`` where the reference's board
+    is ``(1..N) \\X (1..N)``): the shift is found from the values, applied, written as TLA+
+    both ways, and refused where the domains already agree or no single offset fits."""
+    from alias.grade.refinement import domain_shift, shifted_encodings
+    r = {parse_value("(<<1, 1>> :> TRUE @@ <<1, 2>> :> FALSE @@ <<2, 1>> :> FALSE @@ <<2, 2>> :> TRUE)")}
+    g = {parse_value("(<<0, 0>> :> TRUE @@ <<0, 1>> :> FALSE @@ <<1, 0>> :> FALSE @@ <<1, 1>> :> TRUE)")}
+    assert domain_shift(r, g, subset=False) == (1, 1)
+    [enc] = shifted_encodings(r, g, subset=False)
+    assert {enc.apply(v) for v in g} == r and {enc.inverse().apply(v) for v in r} == g
+    assert not enc.identity and enc.inverse().shift == (-1, -1)
+    ref = to_refinement(Match.of([Pair(Leaf("grid"), Leaf("grid"), enc)], ["grid"], ["grid"]), lambda v: f"G_{v}")
+    assert "AliasQ2[1] + 1, AliasQ2[2] + 1" in ref.forward["grid"] and "G_grid" in ref.forward["grid"]
+    assert "[<<AliasK3[1] + 1, AliasK3[2] + 1>>]" in ref.inverse["grid"]
+    assert domain_shift(r, r, subset=False) is None                       # already alike
+    skew = {parse_value("(<<0, 0>> :> TRUE @@ <<0, 1>> :> FALSE @@ <<1, 0>> :> FALSE @@ <<1, 2>> :> TRUE)")}
+    assert domain_shift(r, skew, subset=False) is None                    # no single offset
+    # a sequence (keys 1..3) from a 0-based function, with a boolean for 0/1 on the values
+    seq = {parse_value("<<TRUE, FALSE, FALSE>>")}
+    fcn = {parse_value("(0 :> 1 @@ 1 :> 0 @@ 2 :> 0)")}
+    [both] = shifted_encodings(seq, fcn, subset=False)
+    assert both.shift == (1,) and both.pointwise and {both.apply(v) for v in fcn} == seq
+
+
+def test_an_index_shift_is_offered_only_where_nothing_else_fits_a_leaf_of_the_same_name():
+    """A shift is a renumbering of elements, which the grammar otherwise leaves out
+    (:func:`alias.grade.refinement._reindexed`): it is offered for a leaf of R and one of G
+    that end in the same name when no other encoding fits them, never across names."""
+    r = Side(["a"], [{"a": "<<TRUE, FALSE>>"}, {"a": "<<FALSE, TRUE>>"}], [{"a": "<<TRUE, FALSE>>"}])
+    g_same = Side(["a"], [{"a": "(0 :> TRUE @@ 1 :> FALSE)"}, {"a": "(0 :> FALSE @@ 1 :> TRUE)"}],
+                  [{"a": "(0 :> TRUE @@ 1 :> FALSE)"}])
+    [m] = list(Search(r, g_same, subset=False).matches())
+    assert m.describe()["leaves"] == {"a": "a indices moved by 1"}
+    g_other = Side(["b"], g_same.states and [{"b": s["a"]} for s in g_same.states], [{"b": "(0 :> TRUE @@ 1 :> FALSE)"}])
+    assert list(Search(r, g_other, subset=False).matches()) == []
+    g_plain = Side(["a"], r.states, r.initial)   # the identity fits: no shift offered beside it
+    search = Search(r, g_plain, subset=False)
+    assert [enc.shift for _, enc in search._compatible(Leaf("a"))] == [()]
+
+
+ROT = """---- MODULE Rot ----
+EXTENDS Naturals
+CONSTANT N
+VARIABLE a
+TypeOK == a \\in [1..N -> BOOLEAN]
+Init == a \\in [1..N -> BOOLEAN]
+Next == a' = [i \\in 1..N |-> a[IF i = N THEN 1 ELSE i + 1]]
+Spec == Init /\\ [][Next]_a
+====
+"""
+ROT_ZERO = """---- MODULE Rot ----
+EXTENDS Naturals
+CONSTANT N
+VARIABLE a
+Init == a \\in [0..N-1 -> BOOLEAN]
+Next == a' = [i \\in 0..N-1 |-> a[(i + {step}) % N]]
+Spec == Init /\\ [][Next]_a
+====
+"""
+
+
+@pytest.fixture(scope="module")
+def rot(tool_config, tmp_path_factory):
+    ref = Reference(task_id="t.Rot", condition="original", files={"Rot.tla": ROT}, system_module="Rot",
+                    model_module="Rot", cfg_text="CONSTANT N = 3\nSPECIFICATION Spec\nINVARIANT TypeOK\n",
+                    wrapper_module=None, author_modules=("Rot",))
+    return ref, ToolRunner(tool_config, tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.tlc
+@pytest.mark.parametrize("unprofiled", [False, True])
+def test_a_zero_based_output_passes_by_an_index_shift_and_a_wrong_one_fails(rot, monkeypatch, unprofiled):
+    """The 0-based rotation (``a[(i + 1) % N]``) is the reference's 1-based one with every
+    index moved by 1: the renaming procedure rejects it (TypeOK), the refinement procedure
+    passes it with the shift, from the dumps' search or, where no dump of R is available
+    (784's 65,536 initial states), from the first states TLC dumps of each; the rotation the
+    other way fails both."""
+    ref, runner = rot
+    if unprofiled:
+        monkeypatch.setattr(BehaviorGrader, "reference_side", lambda self: None)
+    good = OutputSide({"Rot": ROT_ZERO.format(step=1)}, "Rot")
+    assert not BehaviorGrader(ref, runner, mappings="renaming").grade(good).passed
+    v = BehaviorGrader(ref, runner, mappings="refinement").grade(good)
+    assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
+    assert v.mapping["leaves"] == {"a": "a indices moved by 1"}
+    assert ("profile_reference_cut" in [c.purpose for c in v.calls]) == unprofiled
+    wrong = BehaviorGrader(ref, runner, mappings="refinement").grade(OutputSide({"Rot": ROT_ZERO.format(step=2)}, "Rot"))
+    assert not wrong.passed and wrong.reason.startswith(("forward_", "reverse_", "no_refinement_mapping")), \
+        (wrong.reason, wrong.attempts)
+
+
+STONES = """---- MODULE Parts ----
+EXTENDS Naturals, TLC
+CONSTANT W
+Sols == {<<a, b>> \\in (1..W) \\X (1..W) : a + b = W /\\ a <= b}
+ASSUME PrintT(Sols)
+====
+"""
+
+
+@pytest.mark.tlc
+def test_a_constant_level_reference_compares_the_outputs_assumptions(tool_config, tmp_path):
+    """TLA+-Bench 967 (Stones: no variable, an ASSUME that prints a solution): the refinement
+    procedure passes a variable-free output whose assumptions hold under the task's cfg
+    (``constant_level``) and fails one whose assumption is false or that declares a
+    variable; the paper's procedure keeps its refusal."""
+    ref = Reference(task_id="t.Parts", condition="original", files={"Parts.tla": STONES}, system_module="Parts",
+                    model_module="Parts", cfg_text="CONSTANT W = 6\n", wrapper_module=None, author_modules=("Parts",))
+    runner = ToolRunner(tool_config, tmp_path)
+    other = STONES.replace("CONSTANT W", "CONSTANT Total").replace("W", "Total").replace("Sols", "Pairs")
+    v = BehaviorGrader(ref, runner).grade(OutputSide({"Parts": other}, "Parts"))
+    assert v.passed and v.method == "constant_level" and v.mapping["constants"] == {"W": "Total"}, v.attempts
+    paper = BehaviorGrader(ref, runner, mappings="renaming").grade(OutputSide({"Parts": other}, "Parts"))
+    assert not paper.passed and paper.reason.startswith("reference_without_variables")
+    false = STONES.replace("ASSUME PrintT(Sols)", "ASSUME Sols = {}")
+    bad = BehaviorGrader(ref, runner).grade(OutputSide({"Parts": false}, "Parts"))
+    assert not bad.passed and bad.reason.startswith("constant_level_"), (bad.reason, bad.attempts)
+    stateful = STONES.replace("CONSTANT W", "CONSTANT W\nVARIABLE x")
+    assert BehaviorGrader(ref, runner).grade(OutputSide({"Parts": stateful}, "Parts")).reason == \
+        "variable_count_differs: reference 0, output 1"

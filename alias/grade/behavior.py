@@ -125,7 +125,8 @@ class BehaviorVerdict:
     (projected state graphs, Appendix I); the refinement procedure's
     ``'refinement_mapping'`` (forward and reverse checks under a refinement mapping) or
     ``'data_graph_mapping'`` (Appendix I's graphs under a mapping of the data variables);
-    ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
+    for a reference without variables, ``'constant_level'`` (refinement procedure only: the
+    output's assumptions hold under the task's cfg, :meth:`BehaviorGrader._grade_constant_level`); ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
     map that passed (or of the last map tried; a refinement mapping's ``variables`` gives
     each R variable's expression over G's, ``leaves`` the pairs and ``auxiliary`` the G
     variables it leaves out); ``maps_tried`` (both procedures' maps); ``forward``/``reverse``:
@@ -503,13 +504,29 @@ class BehaviorGrader:
     def _reference_cut(self, files: dict[str, str], c) -> list | None:
         """The complete levels of R's dump cut at :data:`alias.grade.behavior_refine.PROFILE_CUT_STATES`
         (``[states, levels, depth]``), where its profile is over the limit in bytes."""
+        g = self._reference_cut_graph(files, c)
+        return None if g is None else br.cut_levels(g)
+
+    def _reference_cut_graph(self, files: dict[str, str], c):
         files = dict(files)
         files[f"{PROFILE_REF}.tla"] = _module(PROFILE_REF, "\n".join([f"EXTENDS {self.ref.model_module}"]
                                                                       + br.PROFILE_CAP + [br.CUT_CAP]) + "\n")
         c.constraints = [x for x in c.constraints if x != "AliasProfileCap"] + ["AliasCutCap"]
         text, flags = self._write(c)
-        g = self._dump(files, PROFILE_REF, text, flags, "profile_reference_cut", profile=True)
-        return None if g is None else br.cut_levels(g)
+        return self._dump(files, PROFILE_REF, text, flags, "profile_reference_cut", profile=True)
+
+    def reference_cut_values(self) -> dict[str, list[str]] | None:
+        """R's variables -> the distinct value texts of its first
+        :data:`alias.grade.behavior_refine.PROFILE_CUT_STATES` states (TLC's dump cut there),
+        for those with at most :data:`alias.grade.behavior_refine.PROFILE_VALUES_LIMIT`; None
+        when TLC gives no such dump. Where no profile prunes the search, these samples
+        show each function's domain (:meth:`alias.grade.behavior_refine.Refiner._unprofiled`)."""
+        def compute():
+            c = self._cfg_base()
+            c.check_deadlock, c.view = False, None
+            g = self._reference_cut_graph(self.ref.files, c)
+            return None if g is None else br.few_values(g.nodes.values(), br.PROFILE_VALUES_LIMIT)
+        return self._once("cut_values", compute)
 
     def _positional_spec(self, g_texts: list[str], model: str, files: dict[str, str]):
         """``(model, name, shape)`` of the output definition at the position of the
@@ -807,12 +824,44 @@ class BehaviorGrader:
 
     def _grade(self, out: OutputSide) -> BehaviorVerdict:
         self._tried_maps: set = set()
-        if not self.r_vars:
+        if not self.r_vars and self.mappings == "renaming":
             return self._done(BehaviorVerdict(passed=False),
                               "reference_without_variables: a constant-level reference has no behavior to compare")
+        if not self.r_vars:
+            return self._grade_constant_level(out)
         if self.mappings == "renaming":
             return self._grade_renaming(out)
         return self._grade_refinement(out)
+
+    def _grade_constant_level(self, out: OutputSide) -> BehaviorVerdict:
+        """A reference without variables (TLA+-Bench 967, Stones: an ASSUME that prints a
+        solution) has no behavior to compare: the behaviors of two variable-free modules
+        are alike, and what TLC can check of either is its assumptions. So the output must
+        declare no variable either, and TLC evaluates its assumptions under the task's cfg
+        (its constants mapped onto R's, :func:`alias.grade.behavior_refine.constant_maps`):
+        a pass (``method`` ``constant_level``) when they hold under some constant map, as in
+        the name grade; else the last map's reason."""
+        g_vars, g_consts = self._output_declared(out)
+        v = BehaviorVerdict(passed=False)
+        if g_vars:
+            return self._done(v, f"variable_count_differs: reference 0, output {len(g_vars)}")
+        reason, tried = "no_constant_map", 0
+        text, flags = self._write(self._cfg_base())
+        for cm in br.constant_maps(self.r_consts, g_consts):
+            try:
+                files, model = self._stage(out, {g: r for r, g in cm.items()})
+            except RenameError as e:
+                reason = f"name_capture: {e}"
+                continue
+            tried += 1
+            res = self._tlc(files, model, text, flags, "constant_level")
+            v.mapping = {"variables": {}, "constants": dict(cm), "labels": {}}
+            v.forward, v.distinct_states, v.error_text = res.kind, res.distinct_states, res.detail
+            v.attempts.append(f"constant level {cm}: {res.kind}{': ' + res.detail[:200] if res.detail else ''}")
+            if res.passed:
+                return self._done(v, None, tried, method="constant_level")
+            reason = f"constant_level_{res.kind}"
+        return self._done(v, reason, tried)
 
     def _output_declared(self, out: OutputSide) -> tuple[list[str], list[str]]:
         """The output's variables and constants: those of its model's EXTENDS closure."""

@@ -38,11 +38,12 @@ import re
 from dataclasses import dataclass
 
 from alias.grade.refinement import (Encoding, Leaf, Match, Pair, Refinement, Search, Side, complete_levels, injections,
-                                    to_refinement)
+                                    shifted_encodings, to_refinement)
 from alias.grade.specshape import append_definitions, definition_block, fairness_block
 from alias.rename.names import RenameError
 from alias.tla.cfg import Constant
 from alias.tla.syntax import module_info, parse
+from alias.tla.values import parse_value
 
 FORWARD = "AliasForward"
 REVERSE = "AliasReverse"
@@ -427,14 +428,7 @@ class Refiner:
         complete breadth-first levels of that dump (also with ``levels``: R's dump, cut,
         holds its first levels); None when TLC cannot run the output."""
         gr = self.gr
-        rv = list(gr.r_vars)
-        gv = [g_name(g) for g in st.g_vars]
-        body = [f"VARIABLES {', '.join(gv)}", f"AliasG == INSTANCE {st.model}",
-                "AliasPInit == " + " /\\ ".join(["AliasG!AliasOutInit"] + [f'{r} = "AliasNone"' for r in rv]),
-                f"AliasPNext == AliasG!AliasOutNext /\\ UNCHANGED <<{', '.join(rv)}>>",
-                f"AliasPVars == <<{', '.join(gv + rv)}>>",
-                "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
-                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
+        body = self._profile_body(st)
         back = {g_name(g): g for g in st.g_vars}
         values, prefix = None, None
         if reachable or levels:
@@ -466,6 +460,26 @@ class Refiner:
             initial.values = values
             initial.with_prefix(prefix)
         return initial
+
+    def _profile_body(self, st: Staged) -> list[str]:
+        """The profile module's definitions: G's variables and instance, R's variables held
+        at a dummy value."""
+        rv = list(self.gr.r_vars)
+        gv = [g_name(g) for g in st.g_vars]
+        return [f"VARIABLES {', '.join(gv)}", f"AliasG == INSTANCE {st.model}",
+                "AliasPInit == " + " /\\ ".join(["AliasG!AliasOutInit"] + [f'{r} = "AliasNone"' for r in rv]),
+                f"AliasPNext == AliasG!AliasOutNext /\\ UNCHANGED <<{', '.join(rv)}>>",
+                f"AliasPVars == <<{', '.join(gv + rv)}>>",
+                "AliasPSpec == AliasPInit /\\ [][AliasPNext]_AliasPVars",
+                "AliasPNoStep == UNCHANGED AliasPVars /\\ ~UNCHANGED AliasPVars"] + PROFILE_CAP
+
+    def _sampled_values(self, st: Staged) -> dict[str, list[str]] | None:
+        """G's variables -> their value texts over G's first :data:`PROFILE_CUT_STATES` states
+        (as :meth:`_cut_values`), where no profile prunes the search; None when TLC gives none."""
+        body = self._profile_body(st)
+        files, c = self._root(st, PROFILE, None, body)
+        self._profile_cfg(c, ["AliasProfileCap"] + self.gr.variable_free_constraints(), [])
+        return self._cut_values(st, body, c, {g_name(g): g for g in st.g_vars})[0]
 
     def _cut_values(self, st: Staged, body: list[str], c, back: dict[str, str]) -> tuple[dict | None, tuple | None]:
         """The values of G's variables over its first :data:`PROFILE_CUT_STATES` states,
@@ -553,7 +567,8 @@ class Refiner:
         by TLC as any mapping: None on a pass, else the last reason of these checks (under
         any constant map), else ``why``.
         At most :data:`UNPROFILED_MAPS` (the paper's limit) over all constant maps; three
-        alike failures that are not violations (a parse error of the staged output) end it."""
+        alike failures that are not violations (a parse error of the staged output) end it.
+        Within that budget, the same maps with an index shift follow (:meth:`_unprofiled_shifts`)."""
         rv, reasons, n = list(self.gr.r_vars), self.unprofiled, 0
         for vm in injections(rv, st.g_vars, limit=UNPROFILED_MAPS):
             if (frozenset(st.consts.items()), frozenset(vm.items())) in skip:
@@ -567,7 +582,43 @@ class Refiner:
                 return None
         self.v.attempts.append(f"refinement: {why}; {n} one-to-one maps of the variables checked by TLC without "
                                "a dump")
+        budget_left = self.tried < limit and len(reasons) < UNPROFILED_MAPS
+        if budget_left and not _same_failure(reasons, 3) and self._unprofiled_shifts(st, limit):
+            return None
         return reasons[-1] if reasons else why
+
+    def _unprofiled_shifts(self, st: Staged, limit: int) -> bool:
+        """After the one-to-one maps without a dump failed: those maps again where a
+        variable of the same name in both takes functions whose domains differ by an index
+        shift in the first states of both dumps (:func:`alias.grade.refinement.domain_shift`:
+        TLA+-Bench 784, Game of Life on a 0-based board, 65,536 initial states), each
+        checked by TLC as any mapping. True on a pass."""
+        if not set(self.gr.r_vars) & set(st.g_vars):
+            return False   # no variable of the same name in both: no dump needed
+        r_vals = self.gr.reference_cut_values()
+        g_vals = self._sampled_values(st) if r_vals else None
+        if not r_vals or not g_vals:
+            return False
+        shifts = {}
+        for r in self.gr.r_vars:
+            if r in st.g_vars and r in r_vals and r in g_vals:
+                encs = shifted_encodings({parse_value(t) for t in r_vals[r]}, {parse_value(t) for t in g_vals[r]},
+                                         subset=True)
+                if encs:
+                    shifts[r] = encs[0]
+        n = 0
+        for vm in injections(list(self.gr.r_vars), st.g_vars, limit=UNPROFILED_MAPS):
+            if not any(vm[r] == r for r in shifts) or self.tried >= limit or len(self.unprofiled) >= UNPROFILED_MAPS:
+                continue
+            n += 1
+            pairs = [Pair(Leaf(r), Leaf(g), shifts[r] if g == r and r in shifts else Encoding()) for r, g in vm.items()]
+            self.unprofiled.append(self.check(st, Match.of(pairs, list(self.gr.r_vars), st.g_vars)))
+            if self.unprofiled[-1] is None:
+                return True
+        if shifts:
+            self.v.attempts.append(f"refinement: {n} of those maps with indices moved ({', '.join(sorted(shifts))}) "
+                                   "checked by TLC")
+        return False
 
     def _search(self, st: Staged, cm: dict, search: Search, skip: set, limit: int) -> str | None:
         """Check the mappings ``search`` finds: None on a pass, ``'search_cut'`` at

@@ -128,16 +128,24 @@ def var_options(var: str, values: Sequence[Value]) -> list[list[Leaf]]:
 @dataclass(frozen=True)
 class Encoding:
     """A bijection of atoms ``pairs`` (G atom, R atom), applied to an atom or to every
-    value of a function (``pointwise``). The identity when ``pairs`` is empty."""
+    value of a function (``pointwise``); with ``shift``, first a function's domain moved
+    by that offset (G's key ``k`` is R's key ``k + shift``: an integer, or a tuple of
+    integers moved componentwise, :func:`domain_shift`). The identity when both are empty."""
 
     pairs: tuple = ()
     pointwise: bool = False
+    shift: tuple = ()
 
     @property
     def identity(self) -> bool:
-        return not self.pairs
+        return not self.pairs and not self.shift
 
     def apply(self, v: Value) -> Value:
+        if self.shift:
+            f = as_function(v)
+            if f is None:
+                raise TypeError("not a function")
+            v = _function([(_shift_key(k, self.shift), x) for k, x in f.items()])
         if not self.pairs:
             return v
         m = dict(self.pairs)
@@ -155,7 +163,74 @@ class Encoding:
 
     def inverse(self) -> "Encoding":
         return Encoding(tuple(sorted(((b, a) for a, b in self.pairs), key=lambda p: sort_key(p[0]))),
-                        self.pointwise)
+                        self.pointwise, tuple(-d for d in self.shift))
+
+
+def _key_vector(k: Value) -> tuple | None:
+    """A function key as a vector of integers: ``(k,)`` for an integer, the components of
+    a tuple of two or more integers; None for any other key."""
+    if type(k) is int:
+        return (k,)
+    if isinstance(k, Seq) and len(k.items) > 1 and all(type(x) is int for x in k.items):
+        return tuple(k.items)
+    return None   # a one-component tuple too: a shift of length 1 is one of integer keys
+
+
+def _function(pairs: list[tuple]) -> Value:
+    """A function value from ``(key, value)`` pairs, as TLC prints it: a sequence where
+    the keys are ``1..n``, else a :class:`Fcn` sorted by key."""
+    pairs = sorted(pairs, key=lambda kv: sort_key(kv[0]))
+    if [k for k, _ in pairs] == list(range(1, len(pairs) + 1)) and all(type(k) is int for k, _ in pairs):
+        return Seq(tuple(x for _, x in pairs))
+    return Fcn(tuple(pairs))
+
+
+def _shift_key(k: Value, shift: tuple) -> Value:
+    if type(k) is int:
+        return k + shift[0]
+    return Seq(tuple(x + d for x, d in zip(k.items, shift)))
+
+
+def domain_shift(r_vals: set[Value], g_vals: set[Value], *, subset: bool) -> tuple | None:
+    """The offset that moves the domains of G's function values onto R's (R's board
+    ``(1..N) \\X (1..N)`` where G's is ``(0..N-1) \\X (0..N-1)``: ``(1, 1)``), or None: the
+    values are not all functions with integer (or integer-tuple) keys of one shape, their
+    domains are already alike, or no single offset moves every G domain to an R domain
+    (``subset``: R's domains among the moved G domains; else the same sets). An index
+    shift is a bijection of the domain, as a re-encoding is one of the values (TLA+-Bench
+    784: Game of Life on a 0-based board)."""
+    def domains(vals: set[Value]) -> set[frozenset] | None:
+        out = set()
+        for v in vals:
+            f = as_function(v)
+            if f is None or not f:
+                return None
+            out.add(frozenset(f))
+        return out
+
+    rd, gd = domains(r_vals), domains(g_vals)
+    if rd is None or gd is None or rd == gd:
+        return None
+    rk = [_key_vector(k) for d in rd for k in d]
+    gk = [_key_vector(k) for d in gd for k in d]
+    if any(k is None for k in rk + gk) or len({len(k) for k in rk + gk}) != 1:
+        return None
+    shift = tuple(min(c) - min(d) for c, d in zip(zip(*rk), zip(*gk)))
+    if not any(shift):
+        return None
+    moved = {frozenset(_shift_key(k, shift) for k in d) for d in gd}
+    return shift if (rd <= moved if subset else rd == moved) else None
+
+
+def shifted_encodings(r_vals: set[Value], g_vals: set[Value], *, subset: bool) -> list[Encoding]:
+    """The encodings under which G's function values, their domain moved by
+    :func:`domain_shift`, give R's: the shift alone, or with a re-encoding of the values
+    (:func:`encodings`); empty where no shift fits."""
+    shift = domain_shift(r_vals, g_vals, subset=subset)
+    if shift is None:
+        return []
+    moved = {Encoding(shift=shift).apply(v) for v in g_vals}
+    return [Encoding(e.pairs, e.pointwise, shift) for e in encodings(r_vals, moved, subset=subset)]
 
 
 def _kind(v: Value) -> type:
@@ -383,8 +458,11 @@ class Match:
         """JSON-ready: ``{R leaf: G leaf [+ encoding]}`` and the auxiliary G variables."""
         out = {}
         for p in self.pairs:
-            enc = "" if p.enc.identity else " via {" + ", ".join(
+            enc = "" if not p.enc.pairs else " via {" + ", ".join(
                 f"{to_tla(a, str)}->{to_tla(b, str)}" for a, b in p.enc.pairs) + "}"
+            if p.enc.shift:
+                enc += " indices moved by " + (str(p.enc.shift[0]) if len(p.enc.shift) == 1 else
+                                                "<<" + ", ".join(map(str, p.enc.shift)) + ">>")
             out[str(p.r)] = str(p.g) + enc
         for d in self.derived:
             out[str(d.r)] = f"derived from {d.source} via {{" + ", ".join(
@@ -585,7 +663,12 @@ class Search:
         # check on the first state showing another atom, where the wider one does not
         found = [e for e in found if not any(e.pointwise == f.pointwise and set(e.pairs) < set(f.pairs)
                                              for f in found)]
-        return out + [e for e in found if same_name or not e.changes_kind]
+        found = out + [e for e in found if same_name or not e.changes_kind]
+        if not found and same_name:
+            # a function re-indexed in place (R's board 1..N where G's is 0..N-1): only for
+            # leaves of one name that no other encoding fits, as a number-for-label swap
+            found = shifted_encodings(set(ra), set(gb), subset=self.subset)
+        return found
 
     def _wider_encodings(self, a: Leaf, b: Leaf) -> list[Encoding]:
         """Re-encodings of the atoms R leaf ``a`` and G leaf ``b`` take beyond the states
@@ -895,7 +978,9 @@ class _Writer:
         return f"[{p} \\in DOMAIN {var_expr} |-> {var_expr}[{p}]{inner}]"
 
     def encode(self, expr: str, enc: Encoding) -> str:
-        if enc.identity:
+        if enc.shift:
+            expr = f"({self.shifted(expr, enc.shift)})"
+        if not enc.pairs:
             return expr
         x = self.fresh("X")
         case = "CASE " + " [] ".join(f"{x} = {to_tla(a, self.mv)} -> {to_tla(b, self.mv)}" for a, b in enc.pairs)
@@ -903,6 +988,17 @@ class _Writer:
             return f"(LET {x} == {expr} IN {case})"
         q = self.fresh("Q")
         return f"[{q} \\in DOMAIN ({expr}) |-> LET {x} == ({expr})[{q}] IN {case}]"
+
+    def shifted(self, expr: str, shift: tuple) -> str:
+        """``expr`` (a function) with its domain moved by ``shift``: R's key ``k`` reads G's
+        ``k - shift``, over the moved domain of G's value."""
+        def move(name: str, sign: int) -> str:
+            parts = [name] if len(shift) == 1 else [f"{name}[{i + 1}]" for i in range(len(shift))]
+            moved = [p if d == 0 else f"{p} {'+' if sign * d > 0 else '-'} {abs(d)}" for p, d in zip(parts, shift)]
+            return moved[0] if len(shift) == 1 else "<<" + ", ".join(moved) + ">>"
+
+        k, q = self.fresh("K"), self.fresh("Q")
+        return f"[{k} \\in {{{move(q, 1)} : {q} \\in DOMAIN ({expr})}} |-> ({expr})[{move(k, -1)}]]"
 
     def build(self, cut: list[Leaf], parts: dict[Leaf, str]) -> str:
         """The expression of a variable cut into ``cut`` from the expression of each leaf."""
