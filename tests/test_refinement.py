@@ -747,7 +747,7 @@ def test_an_index_shift_is_offered_only_where_nothing_else_fits_a_leaf_of_the_sa
                   [{"a": "(0 :> TRUE @@ 1 :> FALSE)"}])
     [m] = list(Search(r, g_same, subset=False).matches())
     assert m.describe()["leaves"] == {"a": "a indices moved by 1"}
-    g_other = Side(["b"], g_same.states and [{"b": s["a"]} for s in g_same.states], [{"b": "(0 :> TRUE @@ 1 :> FALSE)"}])
+    g_other = Side(["b"], [{"b": s["a"]} for s in g_same.states], [{"b": "(0 :> TRUE @@ 1 :> FALSE)"}])
     assert list(Search(r, g_other, subset=False).matches()) == []
     g_plain = Side(["a"], r.states, r.initial)   # the identity fits: no shift offered beside it
     search = Search(r, g_plain, subset=False)

@@ -14,6 +14,9 @@ mappings*: each of R's variables as an expression over G's, from a small grammar
 * each of those re-encoded by a bijection of finite value sets (BOOLEAN and {0, 1},
   strings and numbers or model values), applied to the value or to every value of a
   function (:class:`Encoding`);
+* a function's domain moved by a constant offset (an *index shift*: R's board
+  ``(1..N) \\X (1..N)`` from G's ``(0..N-1) \\X (0..N-1)``), only between leaves of one
+  name that no other encoding fits (:func:`domain_shift`, ``Encoding.shift``);
 * a G variable left out (an auxiliary variable that never constrains the others).
 
 Pieces are *leaves* (:class:`Leaf`): a variable with a path (``()``, a field, a
