@@ -23,16 +23,19 @@ ORDER BY o.model, o.task_id;
 -- v_tlabench_behavior_before_after: per model (replay key and release model: one regime),
 -- the outputs the benchmark's TLC check passes, how many of them fail by behavior under
 -- the paper's procedure (before) and the refinement procedure (after), how many of those
--- failures compared no behaviors, and the readings of the failures after.
+-- failures compared no behaviors (another count of variables or constants, no formula, an
+-- evaluation error, a reference without variables), and the readings of the failures after.
 CREATE OR REPLACE VIEW v_tlabench_behavior_before_after AS
 WITH t AS (
   SELECT o.*, a.judgment
   FROM v_tlabench_outputs o LEFT JOIN adjudications a ON a.model = o.model AND a.task_id = o.task_id
   WHERE o.has_reference AND o.in_release AND o.their_tlc
 ), nc AS (
-  SELECT *, (behavior_renaming_reason SIMILAR TO '(variable|constant)_count_differs.*|no_spec_formula.*|.*eval_error.*'
+  SELECT *, (behavior_renaming_reason SIMILAR TO
+               '(variable|constant)_count_differs.*|no_spec_formula.*|.*eval_error.*|reference_without_variables.*'
              AND NOT behavior_renaming_passed) AS nc_before,
-            (behavior_reason SIMILAR TO '(variable|constant)_count_differs.*|no_spec_formula.*|.*eval_error.*'
+            (behavior_reason SIMILAR TO
+               '(variable|constant)_count_differs.*|no_spec_formula.*|.*eval_error.*|reference_without_variables.*'
              AND NOT behavior_passed) AS nc_after
   FROM t
 )

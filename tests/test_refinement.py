@@ -800,7 +800,8 @@ def test_a_zero_based_output_passes_by_an_index_shift_and_a_wrong_one_fails(rot,
     assert v.passed and v.method == "refinement_mapping", (v.reason, v.attempts)
     assert v.mapping["leaves"] == {"a": "a indices moved by 1"}
     assert ("profile_reference_cut" in [c.purpose for c in v.calls]) == unprofiled
-    wrong = BehaviorGrader(ref, runner, mappings="refinement").grade(OutputSide({"Rot": ROT_ZERO.format(step=2)}, "Rot"))
+    wrong_side = OutputSide({"Rot": ROT_ZERO.format(step=2)}, "Rot")
+    wrong = BehaviorGrader(ref, runner, mappings="refinement").grade(wrong_side)
     assert not wrong.passed and wrong.reason.startswith(("forward_", "reverse_", "no_refinement_mapping")), \
         (wrong.reason, wrong.attempts)
 

@@ -126,7 +126,8 @@ class BehaviorVerdict:
     ``'refinement_mapping'`` (forward and reverse checks under a refinement mapping) or
     ``'data_graph_mapping'`` (Appendix I's graphs under a mapping of the data variables);
     for a reference without variables, ``'constant_level'`` (refinement procedure only: the
-    output's assumptions hold under the task's cfg, :meth:`BehaviorGrader._grade_constant_level`); ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
+    output's assumptions hold under the task's cfg, :meth:`BehaviorGrader._grade_constant_level`);
+    ``mapping``: ``{'variables': {R: G}, 'constants': {R: G}, 'labels': {R: G}}`` of the
     map that passed (or of the last map tried; a refinement mapping's ``variables`` gives
     each R variable's expression over G's, ``leaves`` the pairs and ``auxiliary`` the G
     variables it leaves out); ``maps_tried`` (both procedures' maps); ``forward``/``reverse``:

@@ -66,7 +66,8 @@ def write_tables(db: str | Path, out: str | Path) -> dict:
         "Outputs that pass the benchmark's own TLC check, and how many of them fail by behavior under "
         "the paper's renaming procedure (before) and the refinement procedure (after); `no comparison`: "
         "failures where the grade compared no behaviors (another number of variables or constants, no "
-        "specification formula, an evaluation error).\n\n" + to_markdown(before_after) +
+        "specification formula, an evaluation error, a reference without variables).\n\n" +
+        to_markdown(before_after) +
         "\n## Every output where the grades disagree, with its reading\n\n"
         f"Readings: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}. The full rows, with the "
         "notes, are in `table_tlabench_adjudication.csv`.\n\n" + to_markdown(shown))
