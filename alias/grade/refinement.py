@@ -40,7 +40,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from alias.tla.values import (Fcn, ModelValue, Rec, Seq, Str, Value, as_function, is_atom, parse_value,
+from alias.tla.values import (Fcn, ModelValue, Rec, Seq, Str, Value, _fcn, as_function, is_atom, parse_value,
                               sort_key, to_tla)
 
 #: Leaf path steps: a record field, a tuple component, and the same inside every value
@@ -148,7 +148,7 @@ class Encoding:
             f = as_function(v)
             if f is None:
                 raise TypeError("not a function")
-            v = _function([(_shift_key(k, self.shift), x) for k, x in f.items()])
+            v = _fcn([(_shift_key(k, self.shift), x) for k, x in f.items()])
         if not self.pairs:
             return v
         m = dict(self.pairs)
@@ -177,15 +177,6 @@ def _key_vector(k: Value) -> tuple | None:
     if isinstance(k, Seq) and len(k.items) > 1 and all(type(x) is int for x in k.items):
         return tuple(k.items)
     return None   # a one-component tuple too: a shift of length 1 is one of integer keys
-
-
-def _function(pairs: list[tuple]) -> Value:
-    """A function value from ``(key, value)`` pairs, as TLC prints it: a sequence where
-    the keys are ``1..n``, else a :class:`Fcn` sorted by key."""
-    pairs = sorted(pairs, key=lambda kv: sort_key(kv[0]))
-    if [k for k, _ in pairs] == list(range(1, len(pairs) + 1)) and all(type(k) is int for k, _ in pairs):
-        return Seq(tuple(x for _, x in pairs))
-    return Fcn(tuple(pairs))
 
 
 def _shift_key(k: Value, shift: tuple) -> Value:
