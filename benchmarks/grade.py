@@ -236,6 +236,7 @@ def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> d
     refs = load_test_set(data).references()
     graded = [s for s in fast if (s["task_id"], "original") in refs]
     out = {"outputs": len(graded)}
+    seconds, passed = {}, {}
     for label, grades in PAPER_GRADES:
         t0 = time.perf_counter()
         with LocalExecutor(workers) as ex:
@@ -243,10 +244,32 @@ def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> d
                               grades=grades, executor=ex)
         out[f"{label}_s"] = time.perf_counter() - t0
         out[f"{label}_per_min"] = per_min(len(graded), out[f"{label}_s"])
-        out[f"{label}_passed"] = int(v[v.grade == grades[-1]].passed.fillna(False).astype(bool).sum())
+        last = v[v.grade == grades[-1]]
+        out[f"{label}_passed"] = int(last.passed.fillna(False).astype(bool).sum())
+        seconds[label] = {(r.task_id, r.model): float(r.wall_s) for r in last.itertuples()}
+        passed[label] = {(r.task_id, r.model): bool(r.passed) for r in last.itertuples()}
     out["behavior_over_name"] = out["behavior_s"] / out["name_s"]
     out["behavior_renaming_over_name"] = out["behavior_renaming_s"] / out["name_s"]
+    out["by_verdict"] = by_verdict(seconds, passed["behavior"])
     return out
+
+
+def by_verdict(seconds: dict[str, dict], accepted: dict) -> list[dict]:
+    """Each grade's seconds per output summed over the outputs the refinement procedure
+    accepts and over those it rejects (a sample's own wall time in its worker, so the
+    sums exceed the wall time of a parallel run), with the ratio to the name grade's: an
+    accepted output costs TLC's forward and reverse checks, each a run of the whole state
+    space that evaluates both modules' steps, where a rejected one mostly stops earlier."""
+    rows = []
+    for verdict in (True, False):
+        keys = [k for k, ok in accepted.items() if ok is verdict]
+        row = {"accepted": verdict, "outputs": len(keys)}
+        for label in seconds:
+            row[f"{label}_s"] = sum(seconds[label].get(k, 0.0) for k in keys)
+        for label in ("behavior_renaming", "behavior"):
+            row[f"{label}_over_name"] = row[f"{label}_s"] / row["name_s"] if row["name_s"] else float("nan")
+        rows.append(row)
+    return rows
 
 
 def run(args) -> dict:
@@ -345,6 +368,14 @@ def paper_lines(p: dict) -> list[str]:
         shown = {"behavior": "behavior, refinement procedure", "behavior_renaming": "behavior, renaming procedure"}
         lines.append(f"  {shown.get(label, label):36s} {p[f'{label}_per_min']:12.1f} {p[f'{label}_s']:9.1f} "
                      f"{p[f'{label}_passed']:7d} {ratio:16.2f}")
+    if p.get("by_verdict"):
+        lines.append("  by the refinement procedure's verdict (seconds summed over each output's own wall time):")
+        lines.append(f"  {'outputs':24s} {'n':>4s} {'name s':>8s} {'renaming s':>11s} {'refinement s':>13s} "
+                     f"{'renaming x':>11s} {'refinement x':>13s}")
+        for r in p["by_verdict"]:
+            lines.append(f"  {'accepted' if r['accepted'] else 'rejected':24s} {r['outputs']:4d} {r['name_s']:8.1f} "
+                         f"{r['behavior_renaming_s']:11.1f} {r['behavior_s']:13.1f} "
+                         f"{r['behavior_renaming_over_name']:11.2f} {r['behavior_over_name']:13.2f}")
     return lines
 
 

@@ -64,3 +64,17 @@ def test_busy_cpu_seconds_count_a_busy_loop():
     while time.process_time() - t < 0.5:
         pass
     assert verify.busy_cpu_s() - before >= 0.4   # the loop's own 0.5 s, seen machine-wide
+
+
+def test_the_paper_grades_split_by_the_refinement_verdict_sum_each_outputs_own_seconds():
+    bench = _bench()
+    a, b, c = ("1", "m"), ("2", "m"), ("3", "m")
+    seconds = {"name": {a: 10.0, b: 2.0, c: 3.0}, "behavior_renaming": {a: 5.0, b: 4.0, c: 3.0},
+               "behavior": {a: 45.0, b: 6.0, c: 9.0}}
+    accepted, rejected = bench.by_verdict(seconds, {a: True, b: False, c: False})
+    assert (accepted["outputs"], accepted["name_s"], accepted["behavior_over_name"]) == (1, 10.0, 4.5)
+    assert (rejected["outputs"], rejected["behavior_s"], rejected["behavior_renaming_over_name"]) == (2, 15.0, 1.4)
+    lines = bench.paper_lines({"outputs": 3, "by_verdict": [accepted, rejected]} |
+                              {f"{k}_{x}": 1.0 for k in seconds for x in ("s", "per_min")} |
+                              {f"{k}_passed": 1 for k in seconds})
+    assert lines[-2].split()[:2] == ["accepted", "1"] and lines[-1].split()[-1] == "3.00"

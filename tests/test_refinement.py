@@ -728,6 +728,19 @@ def test_a_domain_shift_moves_a_zero_based_board_onto_a_one_based_one_and_back()
     ref = to_refinement(Match.of([Pair(Leaf("grid"), Leaf("grid"), enc)], ["grid"], ["grid"]), lambda v: f"G_{v}")
     assert "AliasQ2[1] + 1, AliasQ2[2] + 1" in ref.forward["grid"] and "G_grid" in ref.forward["grid"]
     assert "[<<AliasK3[1] + 1, AliasK3[2] + 1>>]" in ref.inverse["grid"]
+    assert ref.shifted == ["G_grid"]
+    # the forward module has TLC hold G's new board in full before the shift reads it
+    from types import SimpleNamespace
+
+    from alias.grade.behavior import BehaviorVerdict
+    refiner = br.Refiner(SimpleNamespace(r_vars=["grid"]), None, BehaviorVerdict(passed=False))
+    staged = br.Staged({}, "AliasOut", {}, ["grid"], [])
+    moved = to_refinement(Match.of([Pair(Leaf("grid"), Leaf("grid"), enc)], ["grid"], ["grid"]), br.g_name)
+    lines = refiner._product(staged, moved.forward, moved.shifted)
+    assert "AliasFNext == AliasG!AliasOutNext /\\ AliasV_grid' = AliasV_grid' /\\ grid' = AliasE_0'" in lines
+    same = to_refinement(Match.of([Pair(Leaf("grid"), Leaf("grid"), Encoding())], ["grid"], ["grid"]), br.g_name)
+    assert same.shifted == [] and "AliasFNext == AliasG!AliasOutNext /\\ grid' = AliasE_0'" in \
+        refiner._product(staged, same.forward, same.shifted)
     assert domain_shift(r, r, subset=False) is None                       # already alike
     skew = {parse_value("(<<0, 0>> :> TRUE @@ <<0, 1>> :> FALSE @@ <<1, 0>> :> FALSE @@ <<1, 2>> :> TRUE)")}
     assert domain_shift(r, skew, subset=False) is None                    # no single offset
@@ -752,6 +765,31 @@ def test_an_index_shift_is_offered_only_where_nothing_else_fits_a_leaf_of_the_sa
     g_plain = Side(["a"], r.states, r.initial)   # the identity fits: no shift offered beside it
     search = Search(r, g_plain, subset=False)
     assert [enc.shift for _, enc in search._compatible(Leaf("a"))] == [()]
+
+
+
+def test_the_shift_pass_dumps_the_output_only_where_a_variable_of_both_names_takes_integer_keyed_functions(
+        monkeypatch):
+    """:meth:`Refiner._unprofiled_shifts` rules a shift out without G's dump where no
+    same-named variable of R takes functions of integer (tuple) keys in R's first states."""
+    from types import SimpleNamespace
+
+    from alias.grade.behavior import BehaviorVerdict
+    from alias.grade.refinement import integer_keyed
+    assert integer_keyed({parse_value("<<TRUE, FALSE>>"), parse_value("(<<0, 1>> :> 1)")}) is False   # shapes differ
+    assert integer_keyed({parse_value("(<<1, 1>> :> TRUE @@ <<1, 2>> :> FALSE)")})
+    assert not integer_keyed({parse_value('[a |-> 1]')}) and not integer_keyed({parse_value("<<>>")})
+    assert not integer_keyed({parse_value("1")}) and not integer_keyed(set())
+    dumps = []
+
+    def run(values: dict) -> bool:
+        grader = SimpleNamespace(r_vars=["a", "b"], reference_cut_values=lambda: values)
+        r = br.Refiner(grader, None, BehaviorVerdict(passed=False))
+        monkeypatch.setattr(r, "_sampled_values", lambda st: dumps.append(st) or None)
+        return r._unprofiled_shifts(br.Staged({}, "M", {}, ["a", "c"], []), 60)
+
+    assert run({"a": ['"x"', '"y"'], "b": ["<<1, 2>>"]}) is False and dumps == []   # b has no G namesake
+    assert run({"a": ["<<TRUE, FALSE>>"]}) is False and len(dumps) == 1
 
 
 ROT = """---- MODULE Rot ----

@@ -185,6 +185,19 @@ def _shift_key(k: Value, shift: tuple) -> Value:
     return Seq(tuple(x + d for x, d in zip(k.items, shift)))
 
 
+def integer_keyed(vals: set[Value]) -> bool:
+    """Whether every value is a non-empty function whose keys are integers, or integer
+    tuples of one length: the only values :func:`domain_shift` can move (so a module
+    whose variable of that name takes other values needs no dump to rule a shift out)."""
+    keys = set()
+    for v in vals:
+        f = as_function(v)
+        if not f:
+            return False
+        keys |= {_key_vector(k) for k in f}
+    return bool(keys) and None not in keys and len({len(k) for k in keys}) == 1
+
+
 def domain_shift(r_vals: set[Value], g_vals: set[Value], *, subset: bool) -> tuple | None:
     """The offset that moves the domains of G's function values onto R's (R's board
     ``(1..N) \\X (1..N)`` where G's is ``(0..N-1) \\X (0..N-1)``: ``(1, 1)``), or None: the
@@ -193,22 +206,14 @@ def domain_shift(r_vals: set[Value], g_vals: set[Value], *, subset: bool) -> tup
     (``subset``: R's domains among the moved G domains; else the same sets). An index
     shift is a bijection of the domain, as a re-encoding is one of the values (TLA+-Bench
     784: Game of Life on a 0-based board)."""
-    def domains(vals: set[Value]) -> set[frozenset] | None:
-        out = set()
-        for v in vals:
-            f = as_function(v)
-            if f is None or not f:
-                return None
-            out.add(frozenset(f))
-        return out
-
-    rd, gd = domains(r_vals), domains(g_vals)
-    if rd is None or gd is None or rd == gd:
+    if not integer_keyed(set(r_vals) | set(g_vals)):
+        return None
+    rd = {frozenset(as_function(v)) for v in r_vals}
+    gd = {frozenset(as_function(v)) for v in g_vals}
+    if rd == gd:
         return None
     rk = [_key_vector(k) for d in rd for k in d]
     gk = [_key_vector(k) for d in gd for k in d]
-    if any(k is None for k in rk + gk) or len({len(k) for k in rk + gk}) != 1:
-        return None
     shift = tuple(min(c) - min(d) for c, d in zip(zip(*rk), zip(*gk)))
     if not any(shift):
         return None
@@ -921,11 +926,14 @@ class Refinement:
     (named by ``g_name``); ``inverse``: G variable -> expression over R's variables, or
     None when some G variable is not recovered (auxiliary). ``model_values``: names of
     model values the expressions use, each written as ``AliasMV_<name>`` (a constant the
-    cfg binds to the model value)."""
+    cfg binds to the model value). ``shifted``: the G variables (as ``forward`` names
+    them) whose domain ``forward`` moves; the forward module has TLC evaluate each one's
+    value in full before the mapping reads it key by key (:meth:`_Writer.shifted`)."""
 
     forward: dict[str, str]
     inverse: dict[str, str] | None
     model_values: list[str] = field(default_factory=list)
+    shifted: list[str] = field(default_factory=list)
 
 
 def _pointwise_function(parsed: list[tuple[Value, Value]]) -> Encoding | None:
@@ -1016,6 +1024,9 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     which a G / R variable appears in the module that uses the expression."""
     w = _Writer()
     fwd_parts = {p.r: w.encode(w.leaf(p.g, g_name(p.g.var)), p.enc) for p in m.pairs}
+    source = {p.r: p.g.var for p in m.pairs}
+    shifted = sorted({g_name(p.g.var) for p in m.pairs if p.enc.shift}
+                     | {g_name(source[d.source]) for d in m.derived if d.enc.shift and d.source in source})
     for d in m.derived:
         fwd_parts[d.r] = w.encode(fwd_parts[d.source], d.enc)
     forward = {v: w.build(cut, fwd_parts) for v, cut in m.r_cut.items()}
@@ -1023,7 +1034,7 @@ def to_refinement(m: Match, g_name, r_name=lambda v: v) -> Refinement:
     if m.invertible:
         inv_parts = {p.g: w.encode(w.leaf(p.r, r_name(p.r.var)), p.enc.inverse()) for p in m.pairs}
         inverse = {v: w.build(m.g_cut[v], inv_parts) for v in m.g_variables}
-    return Refinement(forward, inverse, w.model_values)
+    return Refinement(forward, inverse, w.model_values, shifted)
 
 
 __all__ = ["Leaf", "Encoding", "Side", "Pair", "Derived", "Match", "Search", "Refinement", "var_options", "encodings",
