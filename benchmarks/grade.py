@@ -236,7 +236,7 @@ def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> d
     refs = load_test_set(data).references()
     graded = [s for s in fast if (s["task_id"], "original") in refs]
     out = {"outputs": len(graded)}
-    seconds, passed = {}, {}
+    seconds, accepted = {}, {}
     for label, grades in PAPER_GRADES:
         t0 = time.perf_counter()
         with LocalExecutor(workers) as ex:
@@ -247,10 +247,11 @@ def measure_paper_grades(fast, data: Path, tools, work: Path, workers: int) -> d
         last = v[v.grade == grades[-1]]
         out[f"{label}_passed"] = int(last.passed.fillna(False).astype(bool).sum())
         seconds[label] = {(r.task_id, r.model): float(r.wall_s) for r in last.itertuples()}
-        passed[label] = {(r.task_id, r.model): bool(r.passed) for r in last.itertuples()}
+        if label == "behavior":
+            accepted = {(r.task_id, r.model): bool(r.passed) for r in last.itertuples()}
     out["behavior_over_name"] = out["behavior_s"] / out["name_s"]
     out["behavior_renaming_over_name"] = out["behavior_renaming_s"] / out["name_s"]
-    out["by_verdict"] = by_verdict(seconds, passed["behavior"])
+    out["by_verdict"] = by_verdict(seconds, accepted)
     return out
 
 

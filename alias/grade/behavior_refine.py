@@ -605,16 +605,17 @@ class Refiner:
         if not set(self.gr.r_vars) & set(st.g_vars):
             return False   # no variable of the same name in both: no dump needed
         r_vals = self.gr.reference_cut_values() or {}
-        if not any(integer_keyed({parse_value(t) for t in r_vals[r]}) for r in set(st.g_vars) & set(r_vals)):
+        parsed = {r: {parse_value(t) for t in r_vals[r]} for r in self.gr.r_vars if r in st.g_vars and r in r_vals}
+        movable = {r: vals for r, vals in parsed.items() if integer_keyed(vals)}
+        if not movable:
             return False   # no variable of both names takes functions a shift could move: no dump of G
         g_vals = self._sampled_values(st)
         if not g_vals:
             return False
         shifts = {}
-        for r in self.gr.r_vars:
-            if r in st.g_vars and r in r_vals and r in g_vals:
-                encs = shifted_encodings({parse_value(t) for t in r_vals[r]}, {parse_value(t) for t in g_vals[r]},
-                                         subset=True)
+        for r, vals in movable.items():
+            if r in g_vals:
+                encs = shifted_encodings(vals, {parse_value(t) for t in g_vals[r]}, subset=True)
                 if encs:
                     shifts[r] = encs[0]
         n = 0
